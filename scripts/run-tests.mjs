@@ -1,0 +1,33 @@
+// Runs every test file through node:test + tsx. Node 20's `node --test` neither expands
+// globs nor fails when it finds no file, so the list is built here and an empty list
+// is an error. Usage: node scripts/run-tests.mjs [substring filters…]
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+function collect(dir) {
+  const found = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...collect(path));
+    else if (name.endsWith('.test.ts')) found.push(relative(root, path));
+  }
+  return found;
+}
+
+const filters = process.argv.slice(2);
+const files = collect(join(root, 'test'))
+  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
+  .sort();
+if (files.length === 0) {
+  console.error('run-tests: no test files found');
+  process.exit(1);
+}
+console.error(`run-tests: ${files.length} test files`);
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,204 @@
+// The only reader of process.env and keel.toml. Precedence: flags > env > keel.toml >
+// defaults. Validated (unknown keys are an error naming the key) and frozen.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { KeelError } from './errors.ts';
+
+const providerSchema = z.strictObject({
+  type: z.enum(['openai', 'openai-compatible', 'anthropic']),
+  base_url: z.string().url().optional(),
+  api_key_env: z.string().min(1).optional(),
+});
+
+const fileSchema = z.strictObject({
+  listen: z.string().optional(),
+  data_dir: z.string().min(1).optional(),
+  store: z
+    .strictObject({
+      url: z.string().min(1).optional(),
+      durability: z.enum(['full', 'process']).optional(),
+    })
+    .optional(),
+  auth: z.strictObject({ admin_token_env: z.string().min(1).optional() }).optional(),
+  workers: z
+    .strictObject({
+      concurrency: z.number().int().min(1).max(1024).optional(),
+      lease_ms: z.number().int().min(1000).max(3_600_000).optional(),
+    })
+    .optional(),
+  limits: z
+    .strictObject({
+      turn_body_bytes: z.number().int().min(1024).optional(),
+      artifact_bytes: z.number().int().min(1024).optional(),
+    })
+    .optional(),
+  providers: z.record(z.string(), providerSchema).optional(),
+  memory: z.strictObject({ embedder: z.string().min(1).optional() }).optional(),
+  web: z
+    .strictObject({
+      search_url: z.string().optional(),
+      allow_hosts: z.array(z.string()).optional(),
+    })
+    .optional(),
+  delivery: z
+    .strictObject({ max_attempts: z.number().int().min(1).max(1000).optional() })
+    .optional(),
+  log: z.strictObject({ level: z.string().optional() }).optional(),
+});
+
+export type ProviderConfig = z.infer<typeof providerSchema>;
+
+export interface KeelConfig {
+  listen: { host: string; port: number };
+  data_dir: string;
+  store: { url: string; durability: 'full' | 'process' };
+  /** The admin token itself (read from the env var the config names), or null. */
+  admin_token: string | null;
+  workers: { concurrency: number; lease_ms: number };
+  limits: { turn_body_bytes: number; artifact_bytes: number };
+  providers: Record<string, ProviderConfig>;
+  /** Provider API keys, read once here from the env vars the providers name. */
+  provider_keys: Record<string, string | undefined>;
+  memory: { embedder: string };
+  web: { search_url: string; allow_hosts: string[] };
+  delivery: { max_attempts: number };
+  log: { level: string; pretty: boolean };
+  /** Test-only fault injection (spec/reliability.md); inert unless enabled. */
+  failpoints: { enabled: boolean; spec: string };
+  /** Test-only switches that each break one guarantee (seeded bugs). */
+  seeded_bugs: string[];
+}
+
+export interface ConfigFlags {
+  config?: string;
+  listen?: string;
+  data_dir?: string;
+  store_url?: string;
+  pretty?: boolean;
+}
+
+export function parseListen(value: string): { host: string; port: number } {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value.trim());
+  const port = match ? Number(match[3]) : NaN;
+  if (!match || port > 65535) {
+    throw new KeelError('CONFIG_INVALID', `listen: expected HOST:PORT, got "${value}"`);
+  }
+  return { host: (match[1] ?? match[2]) as string, port };
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') {
+    const prefix = issue.path.length > 0 ? `${issue.path.join('.')}.` : '';
+    return `unknown key ${issue.keys.map((key) => `"${prefix}${key}"`).join(', ')}`;
+  }
+  return `${issue.path.join('.') || '(root)'}: ${issue.message}`;
+}
+
+function readConfigFile(path: string): z.infer<typeof fileSchema> {
+  let raw: unknown;
+  try {
+    raw = parseToml(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new KeelError('CONFIG_INVALID', `${path}: ${(error as Error).message}`);
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `${path}: ${parsed.error.issues.map(describeIssue).join('; ')}`,
+    );
+  }
+  return parsed.data;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Reads flags, env and keel.toml once; the result is frozen and passed down explicitly. */
+export function loadConfig(
+  flags: ConfigFlags = {},
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): KeelConfig {
+  const configPath =
+    flags.config ?? env.KEEL_CONFIG ?? (existsSync(resolve(cwd, 'keel.toml')) ? 'keel.toml' : null);
+  const file = configPath ? readConfigFile(resolve(cwd, configPath)) : {};
+
+  const dataDir = resolve(cwd, flags.data_dir ?? env.KEEL_DATA_DIR ?? file.data_dir ?? '.keel');
+  const storeUrl =
+    flags.store_url ?? env.KEEL_STORE_URL ?? file.store?.url ?? `sqlite:${dataDir}/keel.db`;
+  const adminTokenEnv = file.auth?.admin_token_env ?? 'KEEL_ADMIN_TOKEN';
+  const adminToken = env[adminTokenEnv] ?? env.KEEL_ADMIN_TOKEN ?? null;
+  if (adminToken !== null && adminToken.length < 16) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `${adminTokenEnv}: the admin token needs at least 16 characters`,
+    );
+  }
+  const providers = file.providers ?? {};
+  const providerKeys: Record<string, string | undefined> = {};
+  for (const [name, provider] of Object.entries(providers)) {
+    if (name === 'fixture') {
+      throw new KeelError('CONFIG_INVALID', 'providers.fixture: the name "fixture" is built in');
+    }
+    providerKeys[name] = provider.api_key_env ? env[provider.api_key_env] : undefined;
+  }
+
+  const config: KeelConfig = {
+    listen: parseListen(flags.listen ?? env.KEEL_LISTEN ?? file.listen ?? '127.0.0.1:8080'),
+    data_dir: dataDir,
+    store: {
+      url: normalizeStoreUrl(storeUrl, cwd),
+      durability: file.store?.durability ?? 'full',
+    },
+    admin_token: adminToken,
+    workers: {
+      concurrency: file.workers?.concurrency ?? 8,
+      lease_ms: file.workers?.lease_ms ?? 30_000,
+    },
+    limits: {
+      turn_body_bytes: file.limits?.turn_body_bytes ?? 1_048_576,
+      artifact_bytes: file.limits?.artifact_bytes ?? 33_554_432,
+    },
+    providers,
+    provider_keys: providerKeys,
+    memory: { embedder: file.memory?.embedder ?? 'glove-sif' },
+    web: { search_url: file.web?.search_url ?? '', allow_hosts: file.web?.allow_hosts ?? [] },
+    delivery: { max_attempts: file.delivery?.max_attempts ?? 10 },
+    log: {
+      level: env.KEEL_LOG_LEVEL ?? file.log?.level ?? 'info',
+      pretty: flags.pretty ?? false,
+    },
+    failpoints: {
+      enabled: env.KEEL_TEST_FAILPOINTS === '1',
+      spec: env.KEEL_FAILPOINTS ?? '',
+    },
+    seeded_bugs: (env.KEEL_TEST_SEEDED_BUGS ?? '').split(',').filter(Boolean),
+  };
+  return deepFreeze(config);
+}
+
+function normalizeStoreUrl(url: string, cwd: string): string {
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    return `sqlite:${isAbsolute(path) ? path : resolve(cwd, path)}`;
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return url;
+  throw new KeelError(
+    'CONFIG_INVALID',
+    `store.url: expected "sqlite:PATH" or "postgres://…", got "${url}"`,
+  );
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
+}

@@ -1,0 +1,45 @@
+// Long poll for a run: returns as soon as the store reports the run terminal (a change
+// notification, not a polling interval), or when the timeout passes.
+
+import type { Store } from '../store/store.ts';
+import type { Run } from '../types.ts';
+import { isTerminal } from '../types.ts';
+
+export interface WaitResult {
+  run: Run;
+  timed_out: boolean;
+}
+
+export async function waitForRun(
+  store: Store,
+  tenant: string,
+  runId: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<WaitResult | null> {
+  let wake: () => void = () => undefined;
+  const woken = new Promise<void>((resolve) => {
+    wake = resolve;
+  });
+  // Subscribe before the first read so a run finishing in between is not missed.
+  const unsubscribe = store.subscribe((change) => {
+    if (change.kind === 'run.terminal' && change.run_id === runId) wake();
+  });
+  const timer = setTimeout(wake, timeoutMs);
+  const onAbort = (): void => wake();
+  signal?.addEventListener('abort', onAbort);
+  try {
+    const first = await store.getRun(tenant, runId);
+    if (!first) return null;
+    if (isTerminal(first.status) || timeoutMs === 0) {
+      return { run: first, timed_out: !isTerminal(first.status) };
+    }
+    await woken;
+    const latest = (await store.getRun(tenant, runId)) ?? first;
+    return { run: latest, timed_out: !isTerminal(latest.status) };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+    unsubscribe();
+  }
+}

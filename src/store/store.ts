@@ -1,0 +1,243 @@
+// The Store: every repository method that writes is one complete transaction inside
+// the backend (DESIGN.md §1). Nothing here is SQLite- or PostgreSQL-specific; one
+// conformance suite (store/conformance/) runs against every backend.
+//
+// Clock: lease and due-time comparisons use the store's own clock (the database's
+// `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
+
+import type {
+  Agent,
+  AgentSpec,
+  ClaimedDelivery,
+  Delivery,
+  DeliveryOutcome,
+  DeliveryRequest,
+  DeliveryStatus,
+  EntryBody,
+  JsonObject,
+  Run,
+  RunEntry,
+  RunError,
+  RunSource,
+  RunStatus,
+  Tenant,
+  Thread,
+  ThreadSummary,
+  TokenRecord,
+  TraceEvent,
+  Usage,
+} from '../types.ts';
+
+/** Identifies one attempt of one run: every runtime write carries it (fencing). */
+export interface Fence {
+  run_id: string;
+  attempt: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface NewEvent {
+  type: string;
+  data: JsonObject;
+}
+
+export interface EnqueueRunInput {
+  run_id: string;
+  tenant: string;
+  agent: string;
+  scope: string;
+  source: RunSource;
+  input: JsonObject;
+  request_id: string | null;
+  /** Hash of (agent, scope, payload, delivery): a replayed request_id must match it. */
+  fingerprint: string;
+  delivery: DeliveryRequest | null;
+  on_busy: 'enqueue' | 'reject';
+}
+
+export interface EnqueueResult {
+  run: Run;
+  deduplicated: boolean;
+}
+
+export interface RunFilter {
+  agent?: string;
+  scope?: string;
+  status?: RunStatus;
+  source?: RunSource;
+}
+
+export interface ClaimOptions {
+  /** Who holds the lease (process id + worker slot); shows in `run.claimed` events. */
+  owner: string;
+  lease_ms: number;
+}
+
+/** A claimed run with the agent snapshot taken in the same transaction. */
+export interface ClaimedRun {
+  run: Run;
+  /** null when the agent was deleted after the run was queued. */
+  agent: Agent | null;
+  /** Wall time already spent by earlier attempts (timeout_ms spans resumes). */
+  elapsed_ms: number;
+}
+
+export interface ProgressInput {
+  entries?: EntryBody[];
+  events?: NewEvent[];
+  steps?: number;
+  usage?: Usage;
+  /** Time spent in this attempt so far; stored so a resumed run keeps its deadline. */
+  elapsed_ms?: number;
+}
+
+export type FinalizeInput =
+  | {
+      status: 'succeeded';
+      output: JsonObject;
+      /** The text the thread context remembers for this turn. */
+      reply_text: string;
+      steps: number;
+      usage: Usage;
+      elapsed_ms: number;
+      context_window: number;
+    }
+  | { status: 'failed'; error: RunError; steps: number; usage: Usage; elapsed_ms: number };
+
+export interface DeliveryClaimInput {
+  limit: number;
+  destination_prefix?: string;
+  lease_ms: number;
+  max_attempts: number;
+}
+
+export interface DeliveryAckInput {
+  claim_token: string;
+  outcome: DeliveryOutcome;
+  error?: string;
+  retry_after_ms?: number;
+  max_attempts: number;
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  destination_prefix?: string;
+  run_id?: string;
+}
+
+export interface TokenLookup {
+  id: string;
+  tenant: string;
+  hash: string;
+}
+
+export interface MigrationStatus {
+  current: number;
+  latest: number;
+}
+
+export interface StoreStats {
+  runs_by_status: Record<RunStatus, number>;
+  deliveries_by_status: Record<DeliveryStatus, number>;
+}
+
+/** Changes other parts of the process (waiters, workers, SSE) wake up on. */
+export type StoreChange =
+  | { kind: 'run.queued'; tenant: string; run_id: string }
+  | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
+  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus };
+
+export type ChangeListener = (change: StoreChange) => void;
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** A one-line description for the startup banner, without secrets. */
+  readonly description: string;
+
+  migrationStatus(): Promise<MigrationStatus>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Listeners are called after the change committed. Returns an unsubscribe function. */
+  subscribe(listener: ChangeListener): () => void;
+  stats(): Promise<StoreStats>;
+
+  // tenants and tokens
+  createTenant(name: string, metadata: JsonObject): Promise<{ tenant: Tenant; created: boolean }>;
+  getTenant(name: string): Promise<Tenant | null>;
+  listTenants(): Promise<Tenant[]>;
+  /** Throws TENANT_NOT_FOUND, or CONFLICT when if_updated_at no longer matches. */
+  updateTenant(name: string, metadata: JsonObject, ifUpdatedAt?: string): Promise<Tenant>;
+  /** Removes every resource of the tenant and cancels its active runs, in one transaction. */
+  deleteTenant(name: string): Promise<boolean>;
+  createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord>;
+  listTokens(tenant: string): Promise<TokenRecord[]>;
+  deleteToken(tenant: string, id: string): Promise<boolean>;
+  findToken(id: string): Promise<TokenLookup | null>;
+
+  // agents
+  putAgent(
+    tenant: string,
+    name: string,
+    spec: AgentSpec,
+  ): Promise<{ agent: Agent; created: boolean }>;
+  getAgent(tenant: string, name: string): Promise<Agent | null>;
+  listAgents(tenant: string): Promise<Agent[]>;
+  /** Fails the agent's queued and running runs with AGENT_NOT_FOUND (their lanes free). */
+  deleteAgent(tenant: string, name: string): Promise<boolean>;
+
+  // runs
+  /** Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, IDEMPOTENCY_KEY_REUSED, SCOPE_BUSY. */
+  enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult>;
+  getRun(tenant: string, runId: string): Promise<Run | null>;
+  listRuns(tenant: string, filter: RunFilter, limit: number, cursor?: string): Promise<Page<Run>>;
+  /**
+   * Claims the oldest claimable run: a queued run that is first in its free lane, or a
+   * running run whose lease expired (reclaim). attempt + 1, new lease, `run.claimed`.
+   */
+  claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null>;
+  /** Extends the lease; false when the fence is stale, the run ended or was cancelled. */
+  heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
+  /** Expires every running lease now: a single-process store reclaims at startup. */
+  expireAllLeases(): Promise<number>;
+  /** Appends entries and events in one transaction. Throws LEASE_LOST when stale. */
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<void>;
+  loadEntries(runId: string): Promise<RunEntry[]>;
+  /**
+   * The one finalization transaction: status, output or error, terminal trace event,
+   * thread context (succeeded only) and delivery row (succeeded with a destination).
+   * Throws LEASE_LOST when the attempt is stale or the run is no longer running.
+   */
+  finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run>;
+  /** queued/running → cancelled with a trace event; a terminal run is returned unchanged. */
+  cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null>;
+  getTrace(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<TraceEvent[] | null>;
+
+  // threads
+  listThreads(
+    tenant: string,
+    agent: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ThreadSummary>>;
+  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null>;
+  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean>;
+
+  // deliveries
+  listDeliveries(
+    tenant: string,
+    filter: DeliveryFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Delivery>>;
+  claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]>;
+  /** Throws DELIVERY_NOT_FOUND, CLAIM_TOKEN_MISMATCH, CLAIM_EXPIRED, DELIVERY_NOT_CLAIMED. */
+  ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery>;
+}
