@@ -1,0 +1,63 @@
+// The shape of a tool: one zod schema gives validation and the JSON Schema the model
+// sees; `effect` tells the runtime what it may repeat after a crash (spec/agent-loop.md).
+
+import { z } from 'zod';
+import type { JsonObject, JsonValue } from '../types.ts';
+
+export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;
+export type ToolEffect = (typeof TOOL_EFFECTS)[number];
+
+/**
+ * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; later
+ * capabilities (memory, artifacts, schedules) arrive here as narrow ports.
+ */
+export interface ToolPorts {
+  /** The current time; injectable so clock-dependent tools are testable. */
+  now(): Date;
+}
+
+export interface ToolContext {
+  tenant: string;
+  agent: string;
+  scope: string;
+  run_id: string;
+  call_id: string;
+  /** `<run_id>:<call_id>`: the same across re-executions of one call. */
+  idempotency_key: string;
+  /** Epoch ms after which the call is abandoned (tool_timeout_ms or the run deadline). */
+  deadline: number;
+  signal: AbortSignal;
+  ports: ToolPorts;
+}
+
+/** A tool error the model should see with a specific code (the run goes on). */
+export class ToolError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'ToolError';
+    this.code = code;
+  }
+}
+
+export interface ToolSpec<Input = unknown> {
+  name: string;
+  family: string;
+  description: string;
+  input: z.ZodType<Input>;
+  effect: ToolEffect;
+  run(input: Input, context: ToolContext): Promise<JsonValue>;
+}
+
+/** Erases the input type so tools of different inputs fit in one list. */
+export type AnyToolSpec = ToolSpec<never>;
+
+export function defineTool<Input>(spec: ToolSpec<Input>): AnyToolSpec {
+  return spec as unknown as AnyToolSpec;
+}
+
+export function inputJsonSchema(tool: AnyToolSpec): JsonObject {
+  const schema = z.toJSONSchema(tool.input as z.ZodType, { io: 'input' }) as JsonObject;
+  delete schema.$schema;
+  return schema;
+}
