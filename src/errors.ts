@@ -15,6 +15,11 @@ export const ERROR_CATALOGUE = {
   UNKNOWN_FIELD: { status: 400, retryable: false, message: 'the request has an unknown field' },
   UNAUTHENTICATED: { status: 401, retryable: false, message: 'a valid bearer token is required' },
   FORBIDDEN: { status: 403, retryable: false, message: 'this token may not do that' },
+  HOST_NOT_ALLOWED: {
+    status: 403,
+    retryable: false,
+    message: 'without an admin token only loopback Host headers are accepted',
+  },
   ROUTE_NOT_FOUND: { status: 404, retryable: false, message: 'no such route' },
   TENANT_NOT_FOUND: { status: 404, retryable: false, message: 'tenant not found' },
   AGENT_NOT_FOUND: { status: 404, retryable: false, message: 'agent not found' },
