@@ -1,0 +1,59 @@
+// The agent document of `PUT T/agents/:agent` (spec/http-api.md, agent table): every
+// field with its default and range. The same schema serves JSON and TOML bodies.
+
+import { z } from 'zod';
+import type { AgentSpec } from '../types.ts';
+import { jsonObjectSchema, nameSchema } from './schemas.ts';
+
+// provider name / model name; the model part may hold "/", ":" and "." (ollama/qwen3:8b,
+// openrouter/anthropic/claude-3.5), but no whitespace or control characters.
+const MODEL_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}\/[^\s\u0000-\u001f\u007f]{1,200}$/;
+
+const toolNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, { message: 'must be a tool name' });
+
+export const agentSpecSchema = z
+  .strictObject({
+    model: z
+      .string()
+      .regex(MODEL_PATTERN, { message: 'must look like provider/model, e.g. fixture/echo' })
+      .describe('provider/model, e.g. fixture/echo, openai/gpt-4.1-mini, ollama/qwen3'),
+    persona: z.string().max(100_000).optional().describe('system prompt'),
+    allowed_families: z
+      .array(nameSchema)
+      .max(100)
+      .optional()
+      .describe('omitted = every family; [] = no tools'),
+    allowed_tools: z
+      .array(toolNameSchema)
+      .max(500)
+      .optional()
+      .describe('narrows further to these tool names'),
+    max_steps: z.int().min(1).max(200).default(12).describe('model calls per run'),
+    timeout_ms: z
+      .int()
+      .min(1_000)
+      .max(86_400_000)
+      .default(120_000)
+      .describe('whole run, across resumes'),
+    tool_timeout_ms: z.int().min(100).max(3_600_000).default(30_000).describe('per tool call'),
+    temperature: z.number().min(0).max(2).default(0.2),
+    max_tokens: z.int().min(1).max(1_000_000).default(4096).describe('per model call'),
+    context_window: z
+      .int()
+      .min(0)
+      .max(1000)
+      .default(20)
+      .describe('complete past turns of the thread sent to the model; 0 = none'),
+    output_schema: jsonObjectSchema
+      .optional()
+      .describe('JSON Schema object the final output must validate against'),
+    on_uncertain_effect: z.enum(['tell_model', 'fail']).default('tell_model'),
+  })
+  .describe('agent definition (application/json or application/toml)');
+
+// Compile-time check: the parsed document is exactly an AgentSpec.
+export type ParsedAgentSpec = z.output<typeof agentSpecSchema>;
+const _agentSpecMatches: (spec: ParsedAgentSpec) => AgentSpec = (spec) => spec;
+void _agentSpecMatches;

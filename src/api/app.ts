@@ -1,0 +1,97 @@
+// Builds the HTTP edge: fastify with zod validation, the error shape, auth, request ids,
+// metrics and every /v1 route. Returns the instance without listening; main.ts listens
+// (after assertListenAllowed) and closes it.
+
+import swagger from '@fastify/swagger';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+} from 'fastify-type-provider-zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { installAuth } from './auth.ts';
+import { installBodyParsers } from './body-parsers.ts';
+import type { ApiDeps, ZodApp } from './deps.ts';
+import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
+import { requestIdFor } from './request-id.ts';
+import { agentRoutes } from './routes/agents.ts';
+import { deliveryRoutes } from './routes/deliveries.ts';
+import { operationRoutes } from './routes/operations.ts';
+import { runRoutes } from './routes/runs.ts';
+import { tenantRoutes } from './routes/tenants.ts';
+import { threadRoutes } from './routes/threads.ts';
+import { tokenRoutes } from './routes/tokens.ts';
+import { turnRoutes } from './routes/turns.ts';
+
+export type { ApiDeps } from './deps.ts';
+export { assertListenAllowed } from './auth.ts';
+
+// Bodies other than turns (agents, tenants, acks) are small; 1 MiB is plenty.
+const DEFAULT_BODY_LIMIT = 1_048_576;
+
+export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
+  // The pinned pino Logger type is narrower than FastifyBaseLogger; fastify only needs
+  // the base interface, so the instance is typed with it.
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    genReqId: requestIdFor,
+    requestIdLogLabel: 'request_id',
+    requestIdHeader: false,
+    bodyLimit: Math.max(DEFAULT_BODY_LIMIT, deps.config.limits.turn_body_bytes),
+    // Errors fastify raises before routing (e.g. malformed percent-encoding).
+    frameworkErrors: frameworkErrorHandler,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  // Every response, errors included, names its request.
+  app.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-request-id', request.id);
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.httpRequests.inc({
+      method: request.method,
+      // The route pattern, never the raw URL: label cardinality stays bounded.
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    });
+  });
+
+  installErrorHandling(app);
+  installBodyParsers(app);
+  installAuth(app, deps.config, deps.store);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'keel HTTP API',
+        description: 'A durable runtime for personal AI agents (spec/http-api.md).',
+        version: '1',
+      },
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  const zodApp: ZodApp = app.withTypeProvider<ZodTypeProvider>();
+  operationRoutes(zodApp, deps);
+  tenantRoutes(zodApp, deps);
+  tokenRoutes(zodApp, deps);
+  agentRoutes(zodApp, deps);
+  turnRoutes(zodApp, deps);
+  runRoutes(zodApp, deps);
+  threadRoutes(zodApp, deps);
+  deliveryRoutes(zodApp, deps);
+
+  return app;
+}

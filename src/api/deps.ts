@@ -1,0 +1,33 @@
+// What the HTTP edge needs from the composition root. Everything arrives here; the API
+// keeps no module-level state, so two instances in one process never share anything.
+
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { KeelConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Store } from '../store/store.ts';
+
+export interface ApiDeps {
+  config: KeelConfig;
+  store: Store;
+  /** fastify logs through this pino instance; every request line carries `request_id`. */
+  logger: Logger;
+  /** One registry per keel instance; `/metrics` renders it and adds HTTP counters. */
+  metrics: Metrics;
+}
+
+/** The fastify instance as the route files see it: zod schemas type the handlers. */
+export type ZodApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;

@@ -1,0 +1,64 @@
+// Agents: PUT takes the agent document as JSON or TOML (the same schema validates both).
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import { agentSpecSchema } from '../agent-schema.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+
+const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
+
+export function agentRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store } = deps;
+  const tags = ['agents'];
+
+  app.get(
+    '/v1/tenants/:tenant/agents',
+    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
+    async (request) => ({ agents: await store.listAgents(request.params.tenant) }),
+  );
+
+  app.put(
+    '/v1/tenants/:tenant/agents/:agent',
+    {
+      config: { auth: 'tenant', accepts_toml: true },
+      schema: {
+        tags,
+        params: agentParams,
+        body: agentSpecSchema,
+        description:
+          'Create or replace an agent; content-type application/json or application/toml.',
+      },
+    },
+    async (request, reply) => {
+      const { tenant, agent: name } = request.params;
+      const { agent, created } = await store.putAgent(tenant, name, request.body);
+      return reply.code(created ? 201 : 200).send({ agent });
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/agents/:agent',
+    { config: { auth: 'tenant' }, schema: { tags, params: agentParams } },
+    async (request) => {
+      const agent = await store.getAgent(request.params.tenant, request.params.agent);
+      if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${request.params.agent} not found`);
+      return { agent };
+    },
+  );
+
+  app.delete(
+    '/v1/tenants/:tenant/agents/:agent',
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: agentParams, response: { 200: deletedSchema } },
+    },
+    async (request) => {
+      const deleted = await store.deleteAgent(request.params.tenant, request.params.agent);
+      if (!deleted) {
+        throw new KeelError('AGENT_NOT_FOUND', `agent ${request.params.agent} not found`);
+      }
+      return { deleted: true as const };
+    },
+  );
+}

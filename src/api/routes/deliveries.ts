@@ -1,0 +1,80 @@
+// Deliveries: the pull outbox. Adapters claim a batch with a lease and ack each one
+// with the claim token they were given.
+
+import { z } from 'zod';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import {
+  cursorSchema,
+  deliveryStatusSchema,
+  destinationSchema,
+  nameSchema,
+  queryInt,
+  tenantParams,
+} from '../schemas.ts';
+
+const listQuery = z.strictObject({
+  status: deliveryStatusSchema.optional(),
+  destination_prefix: destinationSchema.optional(),
+  run_id: z.string().min(1).max(64).optional(),
+  limit: queryInt(1, 200, 50),
+  cursor: cursorSchema.optional(),
+});
+
+const claimBody = z
+  .strictObject({
+    limit: z.int().min(1).max(100).default(10),
+    destination_prefix: destinationSchema.optional(),
+    lease_ms: z.int().min(1000).max(600_000).default(60_000),
+  })
+  .optional()
+  .describe('optional; an empty body claims up to 10 with a 60 s lease');
+
+const ackParams = z.strictObject({ tenant: nameSchema, id: z.string().min(1).max(64) });
+const ackBody = z.strictObject({
+  claim_token: z.string().min(1).max(256),
+  outcome: z.enum(['delivered', 'retry', 'failed']),
+  error: z.string().max(4000).optional(),
+  retry_after_ms: z.int().min(0).max(86_400_000).optional(),
+});
+
+export function deliveryRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store, config } = deps;
+  const tags = ['deliveries'];
+
+  app.get(
+    '/v1/tenants/:tenant/deliveries',
+    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
+    async (request) => {
+      const { limit, cursor, ...filter } = request.query;
+      const page = await store.listDeliveries(request.params.tenant, filter, limit, cursor);
+      return { deliveries: page.items, next_cursor: page.next_cursor };
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/deliveries/claim',
+    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, body: claimBody } },
+    async (request) => {
+      const body = request.body ?? { limit: 10, lease_ms: 60_000 };
+      const deliveries = await store.claimDeliveries(request.params.tenant, {
+        limit: body.limit,
+        lease_ms: body.lease_ms,
+        destination_prefix: body.destination_prefix,
+        max_attempts: config.delivery.max_attempts,
+      });
+      return { deliveries };
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/deliveries/:id/ack',
+    { config: { auth: 'tenant' }, schema: { tags, params: ackParams, body: ackBody } },
+    async (request) => {
+      const delivery = await store.ackDelivery(request.params.tenant, request.params.id, {
+        ...request.body,
+        max_attempts: config.delivery.max_attempts,
+      });
+      return { delivery };
+    },
+  );
+}

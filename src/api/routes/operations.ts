@@ -1,0 +1,62 @@
+// Operations: liveness, readiness, Prometheus metrics, the OpenAPI document and the
+// console shell. Everything but /metrics is open; /metrics needs the admin token when
+// one is configured.
+
+import { KeelError } from '../../errors.ts';
+import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+
+const CONSOLE_SHELL = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>keel</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><main><h1>keel</h1><p>keel console — coming soon.</p>
+<p>The API is described at <a href="/openapi.json">/openapi.json</a>.</p></main></body>
+</html>
+`;
+
+async function refreshGauges(deps: ApiDeps): Promise<void> {
+  const stats = await deps.store.stats();
+  for (const status of RUN_STATUSES) {
+    deps.metrics.runsByStatus.set({ status }, stats.runs_by_status[status] ?? 0);
+  }
+  deps.metrics.queueDepth.set(stats.runs_by_status.queued ?? 0);
+  for (const status of DELIVERY_STATUSES) {
+    deps.metrics.deliveriesByStatus.set({ status }, stats.deliveries_by_status[status] ?? 0);
+  }
+}
+
+export function operationRoutes(app: ZodApp, deps: ApiDeps): void {
+  const hidden = { hide: true };
+
+  app.get('/healthz', { config: { auth: 'open' }, schema: hidden }, async () => ({ ok: true }));
+
+  app.get('/readyz', { config: { auth: 'open' }, schema: hidden }, async (request) => {
+    try {
+      await deps.store.ping();
+      const migrations = await deps.store.migrationStatus();
+      if (migrations.current !== migrations.latest) {
+        throw new Error(`schema at ${migrations.current}, code expects ${migrations.latest}`);
+      }
+      return { ok: true, store: deps.store.kind, schema_version: migrations.current };
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+      throw new KeelError('STORE_UNAVAILABLE', 'the store is unreachable or not migrated');
+    }
+  });
+
+  app.get('/metrics', { config: { auth: 'metrics' }, schema: hidden }, async (_request, reply) => {
+    await refreshGauges(deps);
+    const text = await deps.metrics.registry.metrics();
+    return reply.type(deps.metrics.registry.contentType).send(text);
+  });
+
+  app.get('/openapi.json', { config: { auth: 'open' }, schema: hidden }, async () => app.swagger());
+
+  app.get('/', { config: { auth: 'open' }, schema: hidden }, async (_request, reply) =>
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'")
+      .send(CONSOLE_SHELL),
+  );
+}

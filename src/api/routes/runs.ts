@@ -1,0 +1,117 @@
+// Runs: list, get, long-poll wait, cancel and the raw trace. A run id of another tenant
+// is simply not found through this tenant's path (existence is not leaked).
+
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import { waitForRun } from '../../runtime/wait.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import {
+  cursorSchema,
+  nameSchema,
+  queryInt,
+  runStatusSchema,
+  scopeSchema,
+  tenantParams,
+} from '../schemas.ts';
+
+const runParams = z.strictObject({
+  tenant: nameSchema,
+  id: z.string().min(1).max(64).describe('run id (UUIDv7)'),
+});
+
+const listQuery = z.strictObject({
+  agent: nameSchema.optional(),
+  scope: scopeSchema.optional(),
+  status: runStatusSchema.optional(),
+  source: z.enum(['api', 'schedule']).optional(),
+  limit: queryInt(1, 200, 50),
+  cursor: cursorSchema.optional(),
+});
+
+const waitQuery = z.strictObject({ timeout_ms: queryInt(0, 120_000, 30_000) });
+const traceQuery = z.strictObject({
+  after: queryInt(0, 2_000_000_000, 0).describe('return events with seq greater than this'),
+  limit: queryInt(1, 1000, 1000),
+});
+const cancelBody = z
+  .strictObject({ reason: z.string().max(1000).optional() })
+  .optional()
+  .describe('optional; an empty body is fine');
+
+function runNotFound(id: string): KeelError {
+  return new KeelError('RUN_NOT_FOUND', `run ${id} not found`);
+}
+
+/** Aborts when the client goes away before the response is written. */
+function abortOnDisconnect(reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+export function runRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store } = deps;
+  const tags = ['runs'];
+
+  app.get(
+    '/v1/tenants/:tenant/runs',
+    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
+    async (request) => {
+      const { limit, cursor, ...filter } = request.query;
+      const page = await store.listRuns(request.params.tenant, filter, limit, cursor);
+      return { runs: page.items, next_cursor: page.next_cursor };
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/runs/:id',
+    { config: { auth: 'tenant' }, schema: { tags, params: runParams } },
+    async (request) => {
+      const run = await store.getRun(request.params.tenant, request.params.id);
+      if (!run) throw runNotFound(request.params.id);
+      return { run };
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/runs/:id/wait',
+    { config: { auth: 'tenant' }, schema: { tags, params: runParams, querystring: waitQuery } },
+    async (request, reply) => {
+      const disconnect = abortOnDisconnect(reply);
+      const result = await waitForRun(
+        store,
+        request.params.tenant,
+        request.params.id,
+        request.query.timeout_ms,
+        disconnect.signal,
+      );
+      if (!result) throw runNotFound(request.params.id);
+      return result;
+    },
+  );
+
+  app.post(
+    '/v1/tenants/:tenant/runs/:id/cancel',
+    { config: { auth: 'tenant' }, schema: { tags, params: runParams, body: cancelBody } },
+    async (request) => {
+      const reason = request.body?.reason ?? null;
+      const run = await store.cancelRun(request.params.tenant, request.params.id, reason);
+      if (!run) throw runNotFound(request.params.id);
+      return { run };
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/runs/:id/trace',
+    { config: { auth: 'tenant' }, schema: { tags, params: runParams, querystring: traceQuery } },
+    async (request) => {
+      const { tenant, id } = request.params;
+      const events = await store.getTrace(tenant, id, request.query.after, request.query.limit);
+      if (!events) throw runNotFound(id);
+      return { events };
+    },
+  );
+}

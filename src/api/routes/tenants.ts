@@ -1,0 +1,79 @@
+// Tenants (admin only, except that a tenant token may read its own tenant).
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import { deletedSchema, jsonObjectSchema, nameSchema, tenantParams } from '../schemas.ts';
+
+const createTenantBody = z.strictObject({
+  name: nameSchema,
+  metadata: jsonObjectSchema.optional(),
+});
+
+const patchTenantBody = z.strictObject({
+  metadata: jsonObjectSchema,
+  if_updated_at: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
+});
+
+export function tenantRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store } = deps;
+  const tags = ['tenants'];
+
+  app.get('/v1/tenants', { config: { auth: 'admin' }, schema: { tags } }, async () => ({
+    tenants: await store.listTenants(),
+  }));
+
+  app.post(
+    '/v1/tenants',
+    { config: { auth: 'admin' }, schema: { tags, body: createTenantBody } },
+    async (request, reply) => {
+      const { tenant, created } = await store.createTenant(
+        request.body.name,
+        request.body.metadata ?? {},
+      );
+      return reply.code(created ? 201 : 200).send({ tenant });
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant',
+    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
+    async (request) => {
+      const tenant = await store.getTenant(request.params.tenant);
+      if (!tenant)
+        throw new KeelError('TENANT_NOT_FOUND', `tenant ${request.params.tenant} not found`);
+      return { tenant };
+    },
+  );
+
+  app.patch(
+    '/v1/tenants/:tenant',
+    { config: { auth: 'admin' }, schema: { tags, params: tenantParams, body: patchTenantBody } },
+    async (request) => ({
+      tenant: await store.updateTenant(
+        request.params.tenant,
+        request.body.metadata,
+        request.body.if_updated_at,
+      ),
+    }),
+  );
+
+  app.delete(
+    '/v1/tenants/:tenant',
+    {
+      config: { auth: 'admin' },
+      schema: { tags, params: tenantParams, response: { 200: deletedSchema } },
+    },
+    async (request) => {
+      const deleted = await store.deleteTenant(request.params.tenant);
+      if (!deleted)
+        throw new KeelError('TENANT_NOT_FOUND', `tenant ${request.params.tenant} not found`);
+      return { deleted: true as const };
+    },
+  );
+}

@@ -1,0 +1,64 @@
+// Threads: the rolling context per (agent, scope). The scope is percent-encoded in the
+// path; fastify decodes it before validation.
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import { cursorSchema, deletedSchema, nameSchema, queryInt, scopeSchema } from '../schemas.ts';
+
+const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
+const threadParams = z.strictObject({ tenant: nameSchema, agent: nameSchema, scope: scopeSchema });
+const listQuery = z.strictObject({
+  limit: queryInt(1, 200, 50),
+  cursor: cursorSchema.optional(),
+});
+
+function threadNotFound(agent: string, scope: string): KeelError {
+  return new KeelError('THREAD_NOT_FOUND', `no thread for agent ${agent} and that scope`, {
+    scope,
+  });
+}
+
+export function threadRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store } = deps;
+  const tags = ['threads'];
+
+  app.get(
+    '/v1/tenants/:tenant/threads/:agent',
+    { config: { auth: 'tenant' }, schema: { tags, params: agentParams, querystring: listQuery } },
+    async (request) => {
+      const { tenant, agent } = request.params;
+      const page = await store.listThreads(
+        tenant,
+        agent,
+        request.query.limit,
+        request.query.cursor,
+      );
+      return { threads: page.items, next_cursor: page.next_cursor };
+    },
+  );
+
+  app.get(
+    '/v1/tenants/:tenant/threads/:agent/:scope',
+    { config: { auth: 'tenant' }, schema: { tags, params: threadParams } },
+    async (request) => {
+      const { tenant, agent, scope } = request.params;
+      const thread = await store.getThread(tenant, agent, scope);
+      if (!thread) throw threadNotFound(agent, scope);
+      return thread;
+    },
+  );
+
+  app.delete(
+    '/v1/tenants/:tenant/threads/:agent/:scope',
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: threadParams, response: { 200: deletedSchema } },
+    },
+    async (request) => {
+      const { tenant, agent, scope } = request.params;
+      if (!(await store.deleteThread(tenant, agent, scope))) throw threadNotFound(agent, scope);
+      return { deleted: true as const };
+    },
+  );
+}

@@ -1,0 +1,69 @@
+// POST T/turns: one turn becomes one queued run (idempotent per tenant by request_id).
+
+import { z } from 'zod';
+import { enqueueTurn } from '../../runtime/enqueue.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import {
+  destinationSchema,
+  jsonObjectSchema,
+  nameSchema,
+  requestIdSchema,
+  runStatusSchema,
+  scopeSchema,
+  tenantParams,
+} from '../schemas.ts';
+
+export const turnBodySchema = z
+  .strictObject({
+    agent: nameSchema,
+    scope: scopeSchema,
+    payload: jsonObjectSchema.describe('any JSON object, conventionally {text}'),
+    request_id: requestIdSchema.optional(),
+    delivery: z
+      .strictObject({ destination: destinationSchema })
+      .optional()
+      .describe('ask for a delivery row in the outbox when the run succeeds'),
+    on_busy: z
+      .enum(['enqueue', 'reject'])
+      .default('enqueue')
+      .describe('reject → 409 SCOPE_BUSY when the scope has a queued or running run'),
+  })
+  .describe('a turn');
+
+const turnResponseSchema = z.object({
+  run_id: z.string(),
+  status: runStatusSchema,
+  deduplicated: z.boolean(),
+});
+
+export function turnRoutes(app: ZodApp, deps: ApiDeps): void {
+  app.post(
+    '/v1/tenants/:tenant/turns',
+    {
+      config: { auth: 'tenant' },
+      bodyLimit: deps.config.limits.turn_body_bytes,
+      schema: {
+        tags: ['turns'],
+        params: tenantParams,
+        body: turnBodySchema,
+        response: { 200: turnResponseSchema, 202: turnResponseSchema },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const { run, deduplicated } = await enqueueTurn(deps.store, {
+        tenant: request.params.tenant,
+        agent: body.agent,
+        scope: body.scope,
+        payload: body.payload,
+        request_id: body.request_id ?? null,
+        delivery: body.delivery ?? null,
+        on_busy: body.on_busy,
+        source: 'api',
+      });
+      return reply
+        .code(deduplicated ? 200 : 202)
+        .send({ run_id: run.run_id, status: run.status, deduplicated });
+    },
+  );
+}
