@@ -1,0 +1,70 @@
+// Opens the SQLite database with the settings DESIGN.md §2 fixes, then reads every
+// setting back: a driver or filesystem that silently ignores one (journal_mode=WAL on
+// some network filesystems) must stop the start, not weaken durability unnoticed.
+
+import Database from 'better-sqlite3';
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { KeelError } from '../../errors.ts';
+
+export type Durability = 'full' | 'process';
+
+export const BUSY_TIMEOUT_MS = 5000;
+
+/** PRAGMA synchronous reads back as a number: FULL = 2, NORMAL = 1. */
+const SYNCHRONOUS_LEVEL: Record<Durability, { name: string; value: number }> = {
+  full: { name: 'FULL', value: 2 },
+  process: { name: 'NORMAL', value: 1 },
+};
+
+export interface ConnectionOptions {
+  path: string;
+  durability: Durability;
+  readonly?: boolean;
+}
+
+export function openConnection(options: ConnectionOptions): SqliteDatabase {
+  const db = new Database(options.path, {
+    readonly: options.readonly ?? false,
+    fileMustExist: options.readonly ?? false,
+  });
+  try {
+    applySettings(db, options);
+    assertSettings(db, options);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (!options.readonly) db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
+  db.pragma('foreign_keys = ON');
+}
+
+function readPragma(db: SqliteDatabase, name: string): unknown {
+  return db.pragma(name, { simple: true });
+}
+
+function assertSettings(db: SqliteDatabase, options: ConnectionOptions): void {
+  const expected: [string, unknown][] = [
+    ['journal_mode', 'wal'],
+    ['synchronous', SYNCHRONOUS_LEVEL[options.durability].value],
+    ['foreign_keys', 1],
+    ['busy_timeout', BUSY_TIMEOUT_MS],
+  ];
+  for (const [name, value] of expected) {
+    const actual = readPragma(db, name);
+    const normalized = typeof actual === 'string' ? actual.toLowerCase() : actual;
+    // A read-only open of a database that was never written in WAL mode stays as is.
+    if (name === 'journal_mode' && options.readonly) continue;
+    if (normalized !== value) {
+      throw new KeelError(
+        'STORE_SETTINGS_INVALID',
+        `SQLite setting ${name} is ${String(actual)}, keel needs ${String(value)} (database ${options.path})`,
+      );
+    }
+  }
+}

@@ -1,0 +1,216 @@
+// The delivery outbox: rows written by finalization, claimed by adapters with a fresh
+// random token and an expiry, acknowledged by one conditional update.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { KeelError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
+import type { StoreContext } from './context.ts';
+import type { DeliveryRow, RunRow } from './rows.ts';
+import { decodeCursor, encodeCursor, iso, parseJson, toDelivery } from './rows.ts';
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_CAP_MS = 5 * 60 * 1000;
+const BACKOFF_JITTER = 0.2;
+
+/** Exponential from 1 s, capped at 5 min, ±20 % jitter so retries do not bunch up. */
+export function deliveryBackoffMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
+  return Math.round(base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * random()));
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function tokenMatches(storedHash: string | null, token: string): boolean {
+  if (storedHash === null) return false;
+  return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashToken(token), 'hex'));
+}
+
+/** Called by the finalization transaction; at most one delivery per run. */
+export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
+  ctx
+    .sql(
+      `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
+         idempotency_key, next_attempt_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(
+      newId(),
+      run.tenant,
+      run.run_id,
+      run.delivery_destination,
+      `run:${run.run_id}:delivery`,
+      now,
+      now,
+      now,
+    );
+}
+
+function prefixClause(
+  column: string,
+  prefix: string | undefined,
+): { sql: string; params: string[] } {
+  // substr comparison, not LIKE: a prefix may contain % or _.
+  return prefix === undefined || prefix === ''
+    ? { sql: '', params: [] }
+    : { sql: ` AND substr(${column}, 1, length(?)) = ?`, params: [prefix, prefix] };
+}
+
+export function claimDeliveries(
+  ctx: StoreContext,
+  tenant: string,
+  input: DeliveryClaimInput,
+): ClaimedDelivery[] {
+  const claimed = ctx.write(() => {
+    const now = ctx.now();
+    const prefix = prefixClause('destination', input.destination_prefix);
+    const joinedPrefix = prefixClause('d.destination', input.destination_prefix);
+    // Rows out of attempts die instead of being handed out again: an expired claim
+    // counted as an attempt when it was made.
+    ctx
+      .sql(
+        `UPDATE deliveries SET status = 'dead', updated_at = ?, claim_token_hash = NULL,
+           last_error = COALESCE(last_error, 'no acknowledgement after ' || attempt || ' attempts')
+         WHERE tenant = ? AND attempt >= ?
+           AND ((status = 'claimed' AND claim_expires_at <= ?) OR status = 'pending')${prefix.sql}`,
+      )
+      .run(now, tenant, input.max_attempts, now, ...prefix.params);
+    const due = ctx
+      .sql(
+        `SELECT d.*, r.output AS run_output FROM deliveries d JOIN runs r ON r.run_id = d.run_id
+         WHERE d.tenant = ?
+           AND ((d.status = 'pending' AND d.next_attempt_at <= ?)
+             OR (d.status = 'claimed' AND d.claim_expires_at <= ?))${joinedPrefix.sql}
+         ORDER BY d.next_attempt_at, d.delivery_id LIMIT ?`,
+      )
+      .all(tenant, now, now, ...joinedPrefix.params, input.limit) as (DeliveryRow & {
+      run_output: string | null;
+    })[];
+    const update = ctx.sql(
+      `UPDATE deliveries SET status = 'claimed', attempt = attempt + 1, claim_token_hash = ?,
+         claim_expires_at = ?, updated_at = ?
+       WHERE delivery_id = ?`,
+    );
+    return due.map((row): ClaimedDelivery => {
+      const token = randomBytes(32).toString('base64url');
+      const expiresAt = now + input.lease_ms;
+      update.run(hashToken(token), expiresAt, now, row.delivery_id);
+      return {
+        delivery_id: row.delivery_id,
+        run_id: row.run_id,
+        destination: row.destination,
+        payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
+        attempt: row.attempt + 1,
+        claim_token: token,
+        claim_expires_at: iso(expiresAt),
+        idempotency_key: row.idempotency_key,
+      };
+    });
+  });
+  if (claimed.length > 0) ctx.failpoints.hit('outbox.claim.after_commit');
+  return claimed;
+}
+
+function deliveryRow(ctx: StoreContext, tenant: string, id: string): DeliveryRow | undefined {
+  return ctx
+    .sql('SELECT * FROM deliveries WHERE delivery_id = ? AND tenant = ?')
+    .get(id, tenant) as DeliveryRow | undefined;
+}
+
+export function ackDelivery(
+  ctx: StoreContext,
+  tenant: string,
+  deliveryId: string,
+  input: DeliveryAckInput,
+): Delivery {
+  return ctx.write(() => {
+    const now = ctx.now();
+    const row = deliveryRow(ctx, tenant, deliveryId);
+    if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
+    if (row.status !== 'claimed') {
+      throw new KeelError(
+        'DELIVERY_NOT_CLAIMED',
+        `delivery ${deliveryId} is ${row.status}, not claimed`,
+      );
+    }
+    if (!tokenMatches(row.claim_token_hash, input.claim_token)) {
+      throw new KeelError(
+        'CLAIM_TOKEN_MISMATCH',
+        `the claim token of ${deliveryId} does not match`,
+      );
+    }
+    if (row.claim_expires_at === null || row.claim_expires_at <= now) {
+      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    }
+    let status: Delivery['status'];
+    let nextAttemptAt = row.next_attempt_at;
+    if (input.outcome === 'delivered') status = 'delivered';
+    else if (input.outcome === 'failed') status = 'failed';
+    else if (row.attempt >= input.max_attempts) status = 'dead';
+    else {
+      status = 'pending';
+      nextAttemptAt = now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt));
+    }
+    // Conditional on the very claim that was checked, so nothing can slip in between.
+    const changed = ctx
+      .sql(
+        `UPDATE deliveries SET status = ?, next_attempt_at = ?, last_error = COALESCE(?, last_error),
+           claim_token_hash = NULL, claim_expires_at = NULL, updated_at = ?
+         WHERE delivery_id = ? AND status = 'claimed' AND claim_token_hash = ? AND claim_expires_at > ?`,
+      )
+      .run(
+        status,
+        nextAttemptAt,
+        input.error ?? null,
+        now,
+        deliveryId,
+        row.claim_token_hash,
+        now,
+      ).changes;
+    if (changed !== 1)
+      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    ctx.failpoints.hit('outbox.ack.before_commit');
+    return toDelivery(deliveryRow(ctx, tenant, deliveryId) as DeliveryRow);
+  });
+}
+
+export function listDeliveries(
+  ctx: StoreContext,
+  tenant: string,
+  filter: DeliveryFilter,
+  limit: number,
+  cursor?: string,
+): Page<Delivery> {
+  const where = ['tenant = ?'];
+  const params: (string | number)[] = [tenant];
+  if (filter.status !== undefined) {
+    where.push('status = ?');
+    params.push(filter.status);
+  }
+  if (filter.run_id !== undefined) {
+    where.push('run_id = ?');
+    params.push(filter.run_id);
+  }
+  if (filter.destination_prefix) {
+    where.push('substr(destination, 1, length(?)) = ?');
+    params.push(filter.destination_prefix, filter.destination_prefix);
+  }
+  if (cursor !== undefined) {
+    const [lastId] = decodeCursor(cursor, ['string']);
+    where.push('delivery_id < ?');
+    params.push(lastId as string);
+  }
+  const rows = ctx
+    .sql(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY delivery_id DESC LIMIT ?`)
+    .all(...params, limit + 1) as DeliveryRow[];
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toDelivery),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.delivery_id]) : null,
+  };
+}

@@ -1,0 +1,116 @@
+// The SQLite backend's entry points: open a store, or run/check migrations for
+// `keel migrate [--check]`.
+
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Failpoints } from '../../failpoints.ts';
+import { inertFailpoints } from '../../failpoints.ts';
+import type { Durability } from './connection.ts';
+import { openConnection } from './connection.ts';
+import { StoreContext } from './context.ts';
+import type { DataDirLock } from './lock.ts';
+import { acquireDataDirLock } from './lock.ts';
+import type { MigrationReport } from './migrations.ts';
+import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
+import { SqliteStore } from './sqlite-store.ts';
+
+export type { Durability } from './connection.ts';
+export type { MigrationReport, AppliedMigration } from './migrations.ts';
+export { SEEDED_BUGS } from './context.ts';
+export type { SeededBug } from './context.ts';
+export { deliveryBackoffMs } from './deliveries.ts';
+export { lockPathFor, LOCK_FILE_NAME } from './lock.ts';
+export type { SqliteStore } from './sqlite-store.ts';
+
+export interface SqliteStoreOptions {
+  /** The database file; its directory is the data dir the lock guards. */
+  path: string;
+  durability: Durability;
+  failpoints?: Failpoints;
+  /** Millisecond clock for leases, due times and timestamps; injectable for tests. */
+  now?: () => number;
+  /** Default true. false only for tests that open peer connections to one file. */
+  exclusiveLock?: boolean;
+  /** Test-only switches that break one guarantee each (see SEEDED_BUGS). */
+  seededBugs?: readonly string[];
+}
+
+function prepareDir(path: string): string {
+  const absolute = resolve(path);
+  mkdirSync(dirname(absolute), { recursive: true });
+  return absolute;
+}
+
+/** Opens (creating if needed) and migrates the database; the returned store owns the data dir. */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  const path = prepareDir(options.path);
+  const now = options.now ?? Date.now;
+  const lock: DataDirLock | null =
+    options.exclusiveLock === false ? null : acquireDataDirLock(path);
+  try {
+    const db = openConnection({ path, durability: options.durability });
+    try {
+      const migrations = loadMigrations();
+      applyMigrations(db, migrations, path, now);
+      const ctx = new StoreContext(
+        db,
+        now,
+        options.failpoints ?? inertFailpoints,
+        new Set(options.seededBugs ?? []),
+      );
+      const description = `sqlite ${path} (synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}, WAL)`;
+      return new SqliteStore(ctx, lock, migrations, path, description);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+export interface MigrateOptions {
+  /** true: report only, change nothing (`keel migrate --check`). */
+  check: boolean;
+  durability?: Durability;
+}
+
+/**
+ * `keel migrate`: applies pending migrations (taking the data-dir lock, so it refuses
+ * while a server owns the dir) or, with check, only reports them. Throws
+ * STORE_SCHEMA_NEWER for a database written by a newer keel, DATA_DIR_LOCKED when the
+ * dir is owned.
+ */
+export async function migrateSqlite(
+  path: string,
+  options: MigrateOptions,
+): Promise<MigrationReport> {
+  const absolute = resolve(path);
+  const migrations = loadMigrations();
+  if (options.check) {
+    if (!existsSync(absolute)) return migrationReport(null, migrations, absolute);
+    const db = openConnection({
+      path: absolute,
+      durability: options.durability ?? 'full',
+      readonly: true,
+    });
+    try {
+      return migrationReport(db, migrations, absolute);
+    } finally {
+      db.close();
+    }
+  }
+  prepareDir(absolute);
+  const lock = acquireDataDirLock(absolute);
+  try {
+    const db = openConnection({ path: absolute, durability: options.durability ?? 'full' });
+    try {
+      return applyMigrations(db, migrations, absolute, Date.now);
+    } finally {
+      db.close();
+    }
+  } finally {
+    lock.release();
+  }
+}

@@ -1,0 +1,125 @@
+// Numbered forward migrations (DESIGN.md §3): migrations/NNN_name.sql, read at run
+// time, each applied in its own transaction and recorded in schema_migrations. A
+// database that is newer than this code is refused; nothing ever resets data.
+
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { KeelError } from '../../errors.ts';
+import type { MigrationStatus } from '../store.ts';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+const FILE_PATTERN = /^(\d{3})_([a-z0-9_]+)\.sql$/;
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface AppliedMigration {
+  version: number;
+  name: string;
+  applied_at: string;
+}
+
+export interface MigrationReport extends MigrationStatus {
+  applied: AppliedMigration[];
+  pending: { version: number; name: string }[];
+}
+
+export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  const migrations = readdirSync(dir)
+    .map((file) => ({ file, match: FILE_PATTERN.exec(file) }))
+    .filter((entry) => entry.match !== null)
+    .map(({ file, match }) => ({
+      version: Number(match?.[1]),
+      name: match?.[2] ?? file,
+      sql: readFileSync(`${dir}/${file}`, 'utf8'),
+    }))
+    .sort((a, b) => a.version - b.version);
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) {
+      throw new Error(`migrations must be numbered 001, 002, … without gaps: ${migration.name}`);
+    }
+  });
+  return migrations;
+}
+
+export function latestVersion(migrations: readonly Migration[]): number {
+  return migrations.at(-1)?.version ?? 0;
+}
+
+function hasMigrationsTable(db: SqliteDatabase): boolean {
+  return (
+    db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+      .get() !== undefined
+  );
+}
+
+function appliedMigrations(db: SqliteDatabase | null): AppliedMigration[] {
+  if (db === null || !hasMigrationsTable(db)) return [];
+  const rows = db
+    .prepare('SELECT version, name, applied_at FROM schema_migrations ORDER BY version')
+    .all() as { version: number; name: string; applied_at: number }[];
+  return rows.map((row) => ({ ...row, applied_at: new Date(row.applied_at).toISOString() }));
+}
+
+function assertNotNewer(applied: readonly AppliedMigration[], latest: number, path: string): void {
+  const current = applied.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new KeelError(
+      'STORE_SCHEMA_NEWER',
+      `the database ${path} has schema version ${current}, but this keel knows only up to ${latest}: it was written by a newer keel; upgrade keel to open it`,
+    );
+  }
+}
+
+/** db null stands for a database file that does not exist yet. */
+export function migrationReport(
+  db: SqliteDatabase | null,
+  migrations: readonly Migration[],
+  path: string,
+): MigrationReport {
+  const applied = appliedMigrations(db);
+  const latest = latestVersion(migrations);
+  assertNotNewer(applied, latest, path);
+  const done = new Set(applied.map((migration) => migration.version));
+  return {
+    current: applied.at(-1)?.version ?? 0,
+    latest,
+    applied,
+    pending: migrations
+      .filter((migration) => !done.has(migration.version))
+      .map(({ version, name }) => ({ version, name })),
+  };
+}
+
+/** Applies every pending migration, each in its own BEGIN IMMEDIATE transaction. */
+export function applyMigrations(
+  db: SqliteDatabase,
+  migrations: readonly Migration[],
+  path: string,
+  now: () => number,
+): MigrationReport {
+  migrationReport(db, migrations, path);
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+  );
+  for (const migration of migrations) {
+    db.transaction(() => {
+      // Re-read inside the write lock: a peer connection may have applied it meanwhile.
+      const applied = appliedMigrations(db);
+      assertNotNewer(applied, latestVersion(migrations), path);
+      if (applied.some((done) => done.version === migration.version)) return;
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        now(),
+      );
+    }).immediate();
+  }
+  return migrationReport(db, migrations, path);
+}

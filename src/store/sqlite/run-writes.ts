@@ -1,0 +1,203 @@
+// Writes to a running run, each fenced by (run_id, attempt) in the statement itself:
+// heartbeat, progress (entries + events), the one finalization transaction, cancel.
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, Run, RunError } from '../../types.ts';
+import type { Fence, FinalizeInput, ProgressInput, StoreChange } from '../store.ts';
+import type { StoreContext } from './context.ts';
+import { insertDeliveryForRun } from './deliveries.ts';
+import type { RunRow } from './rows.ts';
+import { toRun } from './rows.ts';
+import { appendTurnToThread } from './threads.ts';
+import { appendEntries, appendEvent } from './trace.ts';
+
+/** The fence as SQL: the attempt must still be the current one of a running run. */
+function fenceClause(ctx: StoreContext): string {
+  // Seeded bug `no_fencing`: a stale attempt's writes are accepted.
+  return ctx.hasBug('no_fencing')
+    ? "run_id = ? AND status = 'running' AND (attempt = ? OR 1)"
+    : "run_id = ? AND status = 'running' AND attempt = ?";
+}
+
+function leaseLost(fence: Fence): KeelError {
+  return new KeelError(
+    'LEASE_LOST',
+    `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
+  );
+}
+
+export function heartbeat(ctx: StoreContext, fence: Fence, leaseMs: number): boolean {
+  return ctx.write(
+    () =>
+      ctx
+        .sql(`UPDATE runs SET lease_expires_at = ? WHERE ${fenceClause(ctx)}`)
+        .run(ctx.now() + leaseMs, fence.run_id, fence.attempt).changes === 1,
+  );
+}
+
+export function expireAllLeases(ctx: StoreContext): number {
+  return ctx.write(
+    () =>
+      ctx.sql("UPDATE runs SET lease_expires_at = ? WHERE status = 'running'").run(ctx.now())
+        .changes,
+  );
+}
+
+export function appendProgress(ctx: StoreContext, fence: Fence, progress: ProgressInput): void {
+  ctx.write((changes) => {
+    const now = ctx.now();
+    const row = ctx
+      .sql(
+        `UPDATE runs SET steps = COALESCE(?, steps), usage = COALESCE(?, usage),
+           elapsed_ms = COALESCE(?, elapsed_ms)
+         WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
+      )
+      .get(
+        progress.steps ?? null,
+        progress.usage ? JSON.stringify(progress.usage) : null,
+        progress.elapsed_ms ?? null,
+        fence.run_id,
+        fence.attempt,
+      ) as { tenant: string; run_id: string } | undefined;
+    if (!row) throw leaseLost(fence);
+    if (progress.entries?.length) {
+      appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now);
+    }
+    for (const event of progress.events ?? []) {
+      appendEvent(ctx, changes, row, event.type, event.data, now);
+    }
+  });
+  ctx.failpoints.hit('entry.after_commit');
+}
+
+function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: number): RunRow {
+  const succeeded = input.status === 'succeeded';
+  const row = ctx
+    .sql(
+      `UPDATE runs SET status = ?, output = ?, error = ?, steps = ?, usage = ?, elapsed_ms = ?,
+         finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
+       WHERE ${fenceClause(ctx)} RETURNING *`,
+    )
+    .get(
+      input.status,
+      succeeded ? JSON.stringify(input.output) : null,
+      succeeded ? null : JSON.stringify(input.error),
+      input.steps,
+      JSON.stringify(input.usage),
+      input.elapsed_ms,
+      now,
+      fence.run_id,
+      fence.attempt,
+    ) as RunRow | undefined;
+  if (!row) throw leaseLost(fence);
+  return row;
+}
+
+function terminalEventData(input: FinalizeInput): JsonObject {
+  return input.status === 'succeeded'
+    ? { output: input.output, usage: { ...input.usage }, steps: input.steps }
+    : { error: { ...input.error } };
+}
+
+/** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
+function recordSuccess(ctx: StoreContext, row: RunRow, input: FinalizeInput, now: number): void {
+  if (input.status !== 'succeeded') return;
+  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now);
+  if (row.delivery_destination !== null) insertDeliveryForRun(ctx, row, now);
+}
+
+export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInput): Run {
+  let row: RunRow;
+  if (ctx.hasBug('split_finalize')) {
+    // Seeded bug: status and its consequences commit separately, so a crash in between
+    // leaves a succeeded run without its thread turn or delivery.
+    row = ctx.write((changes) => {
+      const now = ctx.now();
+      const settled = settleRun(ctx, fence, input, now);
+      appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
+      changes.push({
+        kind: 'run.terminal',
+        tenant: settled.tenant,
+        run_id: fence.run_id,
+        status: input.status,
+      });
+      return settled;
+    });
+    ctx.failpoints.hit('finalize.between');
+    ctx.write(() => recordSuccess(ctx, row, input, ctx.now()));
+  } else {
+    row = ctx.write((changes) => {
+      const now = ctx.now();
+      const settled = settleRun(ctx, fence, input, now);
+      appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
+      recordSuccess(ctx, settled, input, now);
+      changes.push({
+        kind: 'run.terminal',
+        tenant: settled.tenant,
+        run_id: fence.run_id,
+        status: input.status,
+      });
+      ctx.failpoints.hit('finalize.before_commit');
+      return settled;
+    });
+  }
+  ctx.failpoints.hit('finalize.after_commit');
+  return toRun(row);
+}
+
+export function cancelRun(
+  ctx: StoreContext,
+  tenant: string,
+  runId: string,
+  reason: string | null,
+): Run | null {
+  return ctx.write((changes) => {
+    const current = ctx
+      .sql('SELECT * FROM runs WHERE run_id = ? AND tenant = ?')
+      .get(runId, tenant) as RunRow | undefined;
+    if (!current) return null;
+    const now = ctx.now();
+    const error: RunError = { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
+    const row = ctx
+      .sql(
+        `UPDATE runs SET status = 'cancelled', error = ?, finished_at = ?, lease_owner = NULL,
+           lease_expires_at = NULL
+         WHERE run_id = ? AND status IN ('queued', 'running') RETURNING *`,
+      )
+      .get(JSON.stringify(error), now, runId) as RunRow | undefined;
+    if (!row) return toRun(current);
+    appendEvent(ctx, changes, row, 'run.cancelled', { reason }, now);
+    changes.push({ kind: 'run.terminal', tenant, run_id: runId, status: 'cancelled' });
+    ctx.failpoints.hit('cancel.before_commit');
+    return toRun(row);
+  });
+}
+
+/** Fails every queued or running run of an agent inside the caller's transaction. */
+export function failActiveRuns(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  lane: { tenant: string; agent: string },
+  error: RunError,
+): void {
+  const now = ctx.now();
+  const rows = ctx
+    .sql(
+      `UPDATE runs SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL,
+         lease_expires_at = NULL
+       WHERE tenant = ? AND agent = ? AND status IN ('queued', 'running') RETURNING tenant, run_id`,
+    )
+    .all(JSON.stringify(error), now, lane.tenant, lane.agent) as {
+    tenant: string;
+    run_id: string;
+  }[];
+  for (const row of rows) {
+    appendEvent(ctx, changes, row, 'run.failed', { error: { ...error } }, now);
+    changes.push({
+      kind: 'run.terminal',
+      tenant: row.tenant,
+      run_id: row.run_id,
+      status: 'failed',
+    });
+  }
+}

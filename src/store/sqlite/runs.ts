@@ -1,0 +1,213 @@
+// Runs: idempotent enqueue, reads, keyset listing, and the claim that keeps every
+// (tenant, agent, scope) lane at one running run.
+
+import { KeelError } from '../../errors.ts';
+import type { Run } from '../../types.ts';
+import { emptyUsage } from '../../types.ts';
+import type {
+  ClaimedRun,
+  ClaimOptions,
+  EnqueueResult,
+  EnqueueRunInput,
+  Page,
+  RunFilter,
+} from '../store.ts';
+import type { StoreContext } from './context.ts';
+import type { AgentRow, RunRow } from './rows.ts';
+import { decodeCursor, encodeCursor, toAgent, toRun } from './rows.ts';
+import { requireTenant } from './tenants.ts';
+import { appendEvent } from './trace.ts';
+
+export function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
+  return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
+}
+
+export function getRun(ctx: StoreContext, tenant: string, runId: string): Run | null {
+  const row = runRow(ctx, runId);
+  return row && row.tenant === tenant ? toRun(row) : null;
+}
+
+export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueResult {
+  const result = ctx.write((changes) => {
+    requireTenant(ctx, input.tenant);
+    // The request_id is looked up before the agent: a replay must find its run even
+    // after the agent was deleted.
+    if (input.request_id !== null) {
+      const existing = ctx
+        .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
+        .get(input.tenant, input.request_id) as RunRow | undefined;
+      if (existing) {
+        if (existing.fingerprint !== input.fingerprint) {
+          throw new KeelError(
+            'IDEMPOTENCY_KEY_REUSED',
+            `request_id ${input.request_id} was used for a different request (run ${existing.run_id})`,
+          );
+        }
+        return { run: toRun(existing), deduplicated: true };
+      }
+    }
+    const agent = ctx
+      .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
+      .get(input.tenant, input.agent);
+    if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+    if (input.on_busy === 'reject') {
+      const busy = ctx
+        .sql(
+          "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running') LIMIT 1",
+        )
+        .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
+      if (busy) {
+        throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
+      }
+    }
+    const now = ctx.now();
+    ctx
+      .sql(
+        `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
+           delivery_destination, status, usage, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
+      )
+      .run(
+        input.run_id,
+        input.tenant,
+        input.agent,
+        input.scope,
+        input.source,
+        JSON.stringify(input.input),
+        input.request_id,
+        input.fingerprint,
+        input.delivery?.destination ?? null,
+        JSON.stringify(emptyUsage()),
+        now,
+      );
+    appendEvent(
+      ctx,
+      changes,
+      input,
+      'run.queued',
+      { source: input.source, request_id: input.request_id },
+      now,
+    );
+    changes.push({ kind: 'run.queued', tenant: input.tenant, run_id: input.run_id });
+    ctx.failpoints.hit('submit.before_commit');
+    return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
+  });
+  if (!result.deduplicated) ctx.failpoints.hit('submit.after_commit');
+  return result;
+}
+
+export function listRuns(
+  ctx: StoreContext,
+  tenant: string,
+  filter: RunFilter,
+  limit: number,
+  cursor?: string,
+): Page<Run> {
+  const where = ['tenant = ?'];
+  const params: (string | number)[] = [tenant];
+  for (const field of ['agent', 'scope', 'status', 'source'] as const) {
+    const value = filter[field];
+    if (value !== undefined) {
+      where.push(`${field} = ?`);
+      params.push(value);
+    }
+  }
+  if (cursor !== undefined) {
+    const [lastRunId] = decodeCursor(cursor, ['string']);
+    where.push('run_id < ?');
+    params.push(lastRunId as string);
+  }
+  const rows = ctx
+    .sql(`SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT ?`)
+    .all(...params, limit + 1) as RunRow[];
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toRun),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.run_id]) : null,
+  };
+}
+
+// The oldest queued run that heads its lane while the lane has nobody running. The scan
+// walks the queue in FIFO order and skips a busy lane's waiting runs, so an idle lane is
+// never starved; each probe is one index seek on runs_lane.
+const NEXT_QUEUED = `
+  SELECT r.queue_pos, r.run_id FROM runs r INDEXED BY runs_queue
+  WHERE r.status = 'queued'
+    AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
+                    AND x.scope = r.scope AND x.status = 'running')
+    AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
+                    AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
+  ORDER BY r.queue_pos LIMIT 1`;
+
+// A running run whose lease expired keeps its lane and is taken over (attempt + 1).
+const NEXT_EXPIRED = `
+  SELECT queue_pos, run_id FROM runs INDEXED BY runs_leases
+  WHERE status = 'running' AND lease_expires_at <= ?
+  ORDER BY queue_pos LIMIT 1`;
+
+interface Candidate {
+  queue_pos: number;
+  run_id: string;
+}
+
+class LaneTaken extends Error {}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+export function claimNextRun(ctx: StoreContext, options: ClaimOptions): ClaimedRun | null {
+  let claimed: ClaimedRun | null;
+  try {
+    claimed = ctx.write((changes) => {
+      const now = ctx.now();
+      const queued = ctx.sql(NEXT_QUEUED).get() as Candidate | undefined;
+      const expired = ctx.sql(NEXT_EXPIRED).get(now) as Candidate | undefined;
+      const pick =
+        queued && expired
+          ? queued.queue_pos < expired.queue_pos
+            ? queued
+            : expired
+          : (queued ?? expired);
+      if (!pick) return null;
+      try {
+        ctx
+          .sql(
+            `UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ?,
+               lease_expires_at = ?, started_at = COALESCE(started_at, ?)
+             WHERE run_id = ? AND (status = 'queued' OR (status = 'running' AND lease_expires_at <= ?))`,
+          )
+          .run(options.owner, now + options.lease_ms, now, pick.run_id, now);
+      } catch (error) {
+        // The partial unique index caught a second running run in the lane: the query
+        // above was wrong, but the invariant holds and nothing is claimed.
+        if (isUniqueViolation(error)) throw new LaneTaken();
+        throw error;
+      }
+      const row = runRow(ctx, pick.run_id) as RunRow;
+      appendEvent(
+        ctx,
+        changes,
+        row,
+        'run.claimed',
+        { attempt: row.attempt, worker: options.owner },
+        now,
+      );
+      const agent = ctx
+        .sql('SELECT * FROM agents WHERE tenant = ? AND name = ?')
+        .get(row.tenant, row.agent) as AgentRow | undefined;
+      return {
+        run: toRun(row),
+        agent: agent ? toAgent(agent) : null,
+        elapsed_ms: row.elapsed_ms,
+      };
+    });
+  } catch (error) {
+    if (error instanceof LaneTaken) return null;
+    throw error;
+  }
+  if (claimed) ctx.failpoints.hit('claim.after_commit');
+  return claimed;
+}

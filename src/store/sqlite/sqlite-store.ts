@@ -1,0 +1,230 @@
+// The Store interface on one better-sqlite3 connection. Every method is a thin async
+// wrapper over a synchronous repository function: a write is one BEGIN IMMEDIATE
+// transaction that finishes before the method's promise settles.
+
+import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
+import type {
+  Agent,
+  AgentSpec,
+  ClaimedDelivery,
+  Delivery,
+  DeliveryStatus,
+  JsonObject,
+  Run,
+  RunEntry,
+  RunStatus,
+  Tenant,
+  Thread,
+  ThreadSummary,
+  TokenRecord,
+  TraceEvent,
+} from '../../types.ts';
+import type {
+  ChangeListener,
+  ClaimedRun,
+  ClaimOptions,
+  DeliveryAckInput,
+  DeliveryClaimInput,
+  DeliveryFilter,
+  EnqueueResult,
+  EnqueueRunInput,
+  Fence,
+  FinalizeInput,
+  MigrationStatus,
+  Page,
+  ProgressInput,
+  RunFilter,
+  Store,
+  StoreStats,
+  TokenLookup,
+} from '../store.ts';
+import type { StoreContext } from './context.ts';
+import * as deliveries from './deliveries.ts';
+import type { DataDirLock } from './lock.ts';
+import type { Migration } from './migrations.ts';
+import { migrationReport } from './migrations.ts';
+import * as runWrites from './run-writes.ts';
+import * as runs from './runs.ts';
+import * as tenants from './tenants.ts';
+import * as threads from './threads.ts';
+import * as trace from './trace.ts';
+
+function countBy<K extends string>(
+  db: SqliteDatabase,
+  table: 'runs' | 'deliveries',
+  keys: readonly K[],
+): Record<K, number> {
+  const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
+  const rows = db.prepare(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status`).all() as {
+    status: K;
+    n: number;
+  }[];
+  for (const row of rows) counts[row.status] = row.n;
+  return counts;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  private closed = false;
+
+  constructor(
+    private readonly ctx: StoreContext,
+    private readonly lock: DataDirLock | null,
+    private readonly migrations: readonly Migration[],
+    readonly path: string,
+    readonly description: string,
+  ) {}
+
+  async migrationStatus(): Promise<MigrationStatus> {
+    const { current, latest } = migrationReport(this.ctx.db, this.migrations, this.path);
+    return { current, latest };
+  }
+
+  async ping(): Promise<void> {
+    this.ctx.db.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.listeners.clear();
+    this.ctx.db.close();
+    this.lock?.release();
+  }
+
+  subscribe(listener: ChangeListener): () => void {
+    // A wrapper per subscription, so subscribing the same function twice is two entries.
+    const entry: ChangeListener = (change) => listener(change);
+    this.ctx.listeners.add(entry);
+    return () => {
+      this.ctx.listeners.delete(entry);
+    };
+  }
+
+  async stats(): Promise<StoreStats> {
+    return {
+      runs_by_status: countBy<RunStatus>(this.ctx.db, 'runs', RUN_STATUSES),
+      deliveries_by_status: countBy<DeliveryStatus>(this.ctx.db, 'deliveries', DELIVERY_STATUSES),
+    };
+  }
+
+  async createTenant(name: string, metadata: JsonObject) {
+    return tenants.createTenant(this.ctx, name, metadata);
+  }
+  async getTenant(name: string): Promise<Tenant | null> {
+    return tenants.getTenant(this.ctx, name);
+  }
+  async listTenants(): Promise<Tenant[]> {
+    return tenants.listTenants(this.ctx);
+  }
+  async updateTenant(name: string, metadata: JsonObject, ifUpdatedAt?: string): Promise<Tenant> {
+    return tenants.updateTenant(this.ctx, name, metadata, ifUpdatedAt);
+  }
+  async deleteTenant(name: string): Promise<boolean> {
+    return tenants.deleteTenant(this.ctx, name);
+  }
+  async createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord> {
+    return tenants.createToken(this.ctx, token);
+  }
+  async listTokens(tenant: string): Promise<TokenRecord[]> {
+    return tenants.listTokens(this.ctx, tenant);
+  }
+  async deleteToken(tenant: string, id: string): Promise<boolean> {
+    return tenants.deleteToken(this.ctx, tenant, id);
+  }
+  async findToken(id: string): Promise<TokenLookup | null> {
+    return tenants.findToken(this.ctx, id);
+  }
+
+  async putAgent(tenant: string, name: string, spec: AgentSpec) {
+    return tenants.putAgent(this.ctx, tenant, name, spec);
+  }
+  async getAgent(tenant: string, name: string): Promise<Agent | null> {
+    return tenants.getAgent(this.ctx, tenant, name);
+  }
+  async listAgents(tenant: string): Promise<Agent[]> {
+    return tenants.listAgents(this.ctx, tenant);
+  }
+  async deleteAgent(tenant: string, name: string): Promise<boolean> {
+    return tenants.deleteAgent(this.ctx, tenant, name);
+  }
+
+  async enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
+    return runs.enqueueRun(this.ctx, input);
+  }
+  async getRun(tenant: string, runId: string): Promise<Run | null> {
+    return runs.getRun(this.ctx, tenant, runId);
+  }
+  async listRuns(
+    tenant: string,
+    filter: RunFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Run>> {
+    return runs.listRuns(this.ctx, tenant, filter, limit, cursor);
+  }
+  async claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
+    return runs.claimNextRun(this.ctx, options);
+  }
+  async heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
+    return runWrites.heartbeat(this.ctx, fence, leaseMs);
+  }
+  async expireAllLeases(): Promise<number> {
+    return runWrites.expireAllLeases(this.ctx);
+  }
+  async appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+    runWrites.appendProgress(this.ctx, fence, progress);
+  }
+  async loadEntries(runId: string): Promise<RunEntry[]> {
+    return trace.loadEntries(this.ctx, runId);
+  }
+  async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
+    return runWrites.finalizeRun(this.ctx, fence, input);
+  }
+  async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
+    return runWrites.cancelRun(this.ctx, tenant, runId, reason);
+  }
+  async getTrace(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<TraceEvent[] | null> {
+    return trace.getTrace(this.ctx, tenant, runId, afterSeq, limit);
+  }
+
+  async listThreads(
+    tenant: string,
+    agent: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ThreadSummary>> {
+    return threads.listThreads(this.ctx, tenant, agent, limit, cursor);
+  }
+  async getThread(tenant: string, agent: string, scope: string): Promise<Thread | null> {
+    return threads.getThread(this.ctx, tenant, agent, scope);
+  }
+  async deleteThread(tenant: string, agent: string, scope: string): Promise<boolean> {
+    return threads.deleteThread(this.ctx, tenant, agent, scope);
+  }
+
+  async listDeliveries(
+    tenant: string,
+    filter: DeliveryFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Delivery>> {
+    return deliveries.listDeliveries(this.ctx, tenant, filter, limit, cursor);
+  }
+  async claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
+    return deliveries.claimDeliveries(this.ctx, tenant, input);
+  }
+  async ackDelivery(
+    tenant: string,
+    deliveryId: string,
+    input: DeliveryAckInput,
+  ): Promise<Delivery> {
+    return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+  }
+}

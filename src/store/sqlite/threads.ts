@@ -1,0 +1,143 @@
+// Thread context per (tenant, agent, scope): the user and assistant text of the last
+// `context_window` succeeded turns, written only by the finalization transaction.
+
+import type { JsonObject, Thread, ThreadMessage, ThreadSummary } from '../../types.ts';
+import type { Page } from '../store.ts';
+import type { StoreContext } from './context.ts';
+import type { RunRow } from './rows.ts';
+import { decodeCursor, encodeCursor, iso, parseJson } from './rows.ts';
+
+interface ThreadRow {
+  tenant: string;
+  agent: string;
+  scope: string;
+  revision: number;
+  turns: number;
+  messages: string;
+  updated_at: number;
+}
+
+function threadRow(
+  ctx: StoreContext,
+  tenant: string,
+  agent: string,
+  scope: string,
+): ThreadRow | undefined {
+  return ctx
+    .sql('SELECT * FROM threads WHERE tenant = ? AND agent = ? AND scope = ?')
+    .get(tenant, agent, scope) as ThreadRow | undefined;
+}
+
+/** What the thread remembers of a turn's input: its text, or the payload as JSON. */
+function userContent(input: JsonObject): string {
+  return typeof input.text === 'string' ? input.text : JSON.stringify(input);
+}
+
+/** Keeps the messages of the newest `window` turns (a turn = the messages of one run). */
+function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMessage[] {
+  const runs: string[] = [];
+  for (const message of messages) {
+    if (runs.at(-1) !== message.run_id) runs.push(message.run_id);
+  }
+  const kept = new Set(window > 0 ? runs.slice(-window) : []);
+  return messages.filter((message) => kept.has(message.run_id));
+}
+
+export function appendTurnToThread(
+  ctx: StoreContext,
+  run: RunRow,
+  replyText: string,
+  contextWindow: number,
+  now: number,
+): void {
+  const existing = threadRow(ctx, run.tenant, run.agent, run.scope);
+  const ts = iso(now);
+  const messages = lastTurns(
+    [
+      ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
+      {
+        role: 'user',
+        content: userContent(parseJson<JsonObject>(run.input)),
+        run_id: run.run_id,
+        ts,
+      },
+      { role: 'assistant', content: replyText, run_id: run.run_id, ts },
+    ],
+    contextWindow,
+  );
+  ctx
+    .sql(
+      `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
+       VALUES (?, ?, ?, 1, 1, ?, ?)
+       ON CONFLICT (tenant, agent, scope) DO UPDATE SET revision = revision + 1,
+         turns = turns + 1, messages = excluded.messages, updated_at = excluded.updated_at`,
+    )
+    .run(run.tenant, run.agent, run.scope, JSON.stringify(messages), now);
+}
+
+export function getThread(
+  ctx: StoreContext,
+  tenant: string,
+  agent: string,
+  scope: string,
+): Thread | null {
+  const row = threadRow(ctx, tenant, agent, scope);
+  if (!row) return null;
+  return {
+    scope: row.scope,
+    revision: row.revision,
+    turns: row.turns,
+    messages: parseJson<ThreadMessage[]>(row.messages),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function listThreads(
+  ctx: StoreContext,
+  tenant: string,
+  agent: string,
+  limit: number,
+  cursor?: string,
+): Page<ThreadSummary> {
+  let rows: ThreadRow[];
+  if (cursor === undefined) {
+    rows = ctx
+      .sql(
+        'SELECT * FROM threads WHERE tenant = ? AND agent = ? ORDER BY updated_at DESC, scope DESC LIMIT ?',
+      )
+      .all(tenant, agent, limit + 1) as ThreadRow[];
+  } else {
+    const [updatedAt, scope] = decodeCursor(cursor, ['number', 'string']);
+    rows = ctx
+      .sql(
+        `SELECT * FROM threads WHERE tenant = ? AND agent = ? AND (updated_at, scope) < (?, ?)
+         ORDER BY updated_at DESC, scope DESC LIMIT ?`,
+      )
+      .all(tenant, agent, updatedAt, scope, limit + 1) as ThreadRow[];
+  }
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((row) => ({
+      scope: row.scope,
+      turns: row.turns,
+      revision: row.revision,
+      updated_at: iso(row.updated_at),
+    })),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.updated_at, last.scope]) : null,
+  };
+}
+
+export function deleteThread(
+  ctx: StoreContext,
+  tenant: string,
+  agent: string,
+  scope: string,
+): boolean {
+  return ctx.write(
+    () =>
+      ctx
+        .sql('DELETE FROM threads WHERE tenant = ? AND agent = ? AND scope = ?')
+        .run(tenant, agent, scope).changes > 0,
+  );
+}

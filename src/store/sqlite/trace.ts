@@ -1,0 +1,73 @@
+// Trace events and checkpoint entries of a run: append-only rows whose seq continues
+// from the run's last one, so appending costs the same however long the run already is.
+
+import type { EntryBody, JsonObject, RunEntry, TraceEvent } from '../../types.ts';
+import type { StoreChange } from '../store.ts';
+import type { StoreContext } from './context.ts';
+import type { EntryRow, EventRow } from './rows.ts';
+import { toEntry, toTraceEvent } from './rows.ts';
+
+function nextSeq(ctx: StoreContext, table: 'run_events' | 'run_entries', runId: string): number {
+  const row = ctx
+    .sql(`SELECT COALESCE(MAX(seq), 0) AS last FROM ${table} WHERE run_id = ?`)
+    .get(runId) as { last: number };
+  return row.last + 1;
+}
+
+/** Appends one trace event inside the caller's transaction; announced after commit. */
+export function appendEvent(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  run: { tenant: string; run_id: string },
+  type: string,
+  data: JsonObject,
+  ts: number = ctx.now(),
+): number {
+  const seq = nextSeq(ctx, 'run_events', run.run_id);
+  ctx
+    .sql('INSERT INTO run_events (run_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)')
+    .run(run.run_id, seq, ts, type, JSON.stringify(data));
+  changes.push({ kind: 'run.event', tenant: run.tenant, run_id: run.run_id, seq });
+  return seq;
+}
+
+export function appendEntries(
+  ctx: StoreContext,
+  runId: string,
+  attempt: number,
+  entries: readonly EntryBody[],
+  ts: number,
+): void {
+  let seq = nextSeq(ctx, 'run_entries', runId);
+  const insert = ctx.sql(
+    'INSERT INTO run_entries (run_id, seq, attempt, kind, body, ts) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  for (const entry of entries) {
+    insert.run(runId, seq, attempt, entry.kind, JSON.stringify(entry.body), ts);
+    seq += 1;
+  }
+}
+
+export function loadEntries(ctx: StoreContext, runId: string): RunEntry[] {
+  const rows = ctx
+    .sql('SELECT * FROM run_entries WHERE run_id = ? ORDER BY seq')
+    .all(runId) as EntryRow[];
+  return rows.map(toEntry);
+}
+
+export function getTrace(
+  ctx: StoreContext,
+  tenant: string,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): TraceEvent[] | null {
+  const exists = ctx.sql('SELECT 1 FROM runs WHERE run_id = ? AND tenant = ?').get(runId, tenant);
+  if (!exists) return null;
+  const rows = ctx
+    .sql(
+      'SELECT seq, ts, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    )
+    .all(runId, afterSeq, limit) as EventRow[];
+  return rows.map(toTraceEvent);
+}
