@@ -42,3 +42,32 @@ export interface Provider {
 export interface ProviderRegistry {
   resolve(modelRef: string): { provider: Provider; model: string } | null;
 }
+
+/**
+ * The one error type a provider throws for a failed call. `status` is the HTTP status
+ * (null for connection-level failures); `retryable` tells the run loop whether another
+ * try can help (429, 5xx, connection reset, timeout).
+ */
+export class ProviderError extends Error {
+  readonly status: number | null;
+  readonly retryable: boolean;
+  /** The provider's `Retry-After` hint, when it sent one. */
+  readonly retryAfterMs: number | null;
+
+  constructor(
+    message: string,
+    options: { status: number | null; retryable?: boolean; retryAfterMs?: number | null },
+  ) {
+    super(message);
+    this.name = 'ProviderError';
+    this.status = options.status;
+    this.retryable = options.retryable ?? isRetryableStatus(options.status);
+    this.retryAfterMs = options.retryAfterMs ?? null;
+  }
+}
+
+/** 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not. */
+export function isRetryableStatus(status: number | null): boolean {
+  if (status === null) return true;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}

@@ -90,7 +90,10 @@ export interface ProgressInput {
   events?: NewEvent[];
   steps?: number;
   usage?: Usage;
-  /** Time spent in this attempt so far; stored so a resumed run keeps its deadline. */
+  /**
+   * Run time so far across all attempts (earlier attempts' elapsed_ms + this attempt's);
+   * stored as is, so a resumed run keeps its deadline.
+   */
   elapsed_ms?: number;
 }
 
@@ -198,7 +201,10 @@ export interface Store {
    * running run whose lease expired (reclaim). attempt + 1, new lease, `run.claimed`.
    */
   claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null>;
-  /** Extends the lease; false when the fence is stale, the run ended or was cancelled. */
+  /**
+   * Extends the lease to now + leaseMs; false when the fence is stale, the run ended or
+   * was cancelled. leaseMs = 0 releases the lease: the run is claimable at once (drain).
+   */
   heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
   /** Expires every running lease now: a single-process store reclaims at startup. */
   expireAllLeases(): Promise<number>;

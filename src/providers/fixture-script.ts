@@ -1,0 +1,173 @@
+// The fixture model's script (spec/agent-loop.md): directives read from the latest user
+// entry, and the pure decision "what does the model answer at this point of the
+// conversation". Pure so the same rules can serve the in-process provider and, later,
+// the HTTP fixture server — and so a resumed run sees exactly the same behaviour.
+
+import type { JsonObject, JsonValue, RunEntry, ToolResultBody } from '../types.ts';
+
+export interface ScriptedCall {
+  name: string;
+  /** Raw argument text, passed through unparsed (tests may send invalid JSON on purpose). */
+  arguments: string;
+}
+
+export interface FixtureScript {
+  calls: ScriptedCall[];
+  parallel: boolean;
+  forever: boolean;
+  sleepMs: number;
+  fail: { count: number; status: number } | null;
+  reply: string | null;
+  /** The `@json` object; null when absent or when its text is not a JSON object. */
+  json: JsonObject | null;
+  /** `@json` text that did not parse: answered as plain text so the run can see it. */
+  jsonText: string | null;
+  streamChunks: number;
+  /** The non-directive lines, joined and trimmed. */
+  text: string;
+}
+
+/** What the fixture knows about the run: its latest user text and what followed it. */
+export interface FixtureConversation {
+  runId: string | null;
+  userText: string;
+  /** Model responses recorded after the latest user entry. */
+  steps: number;
+  results: Pick<ToolResultBody, 'name' | 'ok' | 'result' | 'error'>[];
+}
+
+export type FixtureDecision =
+  { kind: 'calls'; calls: ScriptedCall[] } | { kind: 'answer'; text: string };
+
+const FOREVER_TOOL = 'clock_now';
+
+function wholeNumber(text: string | undefined): number | null {
+  if (text === undefined || !/^\d+$/.test(text)) return null;
+  return Number(text);
+}
+
+export function parseFixtureScript(userText: string): FixtureScript {
+  const script: FixtureScript = {
+    calls: [],
+    parallel: false,
+    forever: false,
+    sleepMs: 0,
+    fail: null,
+    reply: null,
+    json: null,
+    jsonText: null,
+    streamChunks: 0,
+    text: '',
+  };
+  const plain: string[] = [];
+  for (const line of userText.split('\n')) {
+    const match = /^\s*@(\w+)(?:\s+(.*))?$/.exec(line);
+    const rest = (match?.[2] ?? '').trim();
+    switch (match?.[1]) {
+      case 'call': {
+        const call = /^(\S+)(?:\s+(.*))?$/.exec(rest);
+        if (call?.[1]) script.calls.push({ name: call[1], arguments: call[2]?.trim() || '{}' });
+        break;
+      }
+      case 'parallel':
+        script.parallel = true;
+        break;
+      case 'forever':
+        script.forever = true;
+        break;
+      case 'sleep':
+        script.sleepMs = wholeNumber(rest) ?? 0;
+        break;
+      case 'fail': {
+        const [count, status] = rest.split(/\s+/);
+        const n = wholeNumber(count);
+        const code = wholeNumber(status);
+        if (n !== null && code !== null) script.fail = { count: n, status: code };
+        break;
+      }
+      case 'reply':
+        script.reply = rest;
+        break;
+      case 'json':
+        script.json = parseObject(rest);
+        script.jsonText = script.json ? null : rest;
+        break;
+      case 'stream':
+        script.streamChunks = wholeNumber(rest) ?? 0;
+        break;
+      default:
+        plain.push(line);
+    }
+  }
+  script.text = plain.join('\n').trim();
+  return script;
+}
+
+function parseObject(text: string): JsonObject | null {
+  try {
+    const value = JSON.parse(text) as JsonValue;
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads the run's own entries: the latest user entry and everything after it. */
+export function fixtureConversation(entries: readonly RunEntry[]): FixtureConversation {
+  let start = -1;
+  for (let index = entries.length - 1; index >= 0; index--) {
+    if (entries[index]?.kind === 'user') {
+      start = index;
+      break;
+    }
+  }
+  const user = start >= 0 ? entries[start] : undefined;
+  const conversation: FixtureConversation = {
+    runId: user?.run_id ?? entries[0]?.run_id ?? null,
+    userText: user?.kind === 'user' ? user.body.text : '',
+    steps: 0,
+    results: [],
+  };
+  for (const entry of entries.slice(start + 1)) {
+    if (entry.kind === 'assistant') conversation.steps += 1;
+    if (entry.kind === 'tool_result') conversation.results.push(entry.body);
+  }
+  return conversation;
+}
+
+/** While fewer @call lines have results than exist, emit the next call; then answer. */
+export function decideFixtureStep(
+  script: FixtureScript,
+  conversation: FixtureConversation,
+): FixtureDecision {
+  const done = conversation.results.length;
+  if (script.parallel && script.calls.length > 0 && done === 0) {
+    return { kind: 'calls', calls: script.calls };
+  }
+  const next = script.parallel ? undefined : script.calls[done];
+  if (next) return { kind: 'calls', calls: [next] };
+  if (script.forever) return { kind: 'calls', calls: [{ name: FOREVER_TOOL, arguments: '{}' }] };
+  return { kind: 'answer', text: finalText(script, conversation) };
+}
+
+function finalText(script: FixtureScript, conversation: FixtureConversation): string {
+  // A JSON answer stays a JSON object: tool lines would make it unparseable.
+  if (script.json) return JSON.stringify(script.json);
+  const head = script.jsonText ?? script.reply ?? `echo: ${script.text}`;
+  const lines = conversation.results.map(
+    (result) =>
+      `${result.name}: ${result.ok ? JSON.stringify(result.result ?? null) : (result.error?.code ?? 'ERROR')}`,
+  );
+  return [head, ...lines].join('\n');
+}
+
+/** Splits text into n nearly equal chunks (fewer when the text is shorter than n). */
+export function splitIntoChunks(text: string, n: number): string[] {
+  const count = Math.max(1, Math.min(n, text.length));
+  const size = Math.ceil(text.length / count);
+  const chunks: string[] = [];
+  for (let offset = 0; offset < text.length; offset += size) {
+    chunks.push(text.slice(offset, offset + size));
+  }
+  return chunks.length > 0 ? chunks : [''];
+}

@@ -1,0 +1,125 @@
+// `fixture/<anything>`: the deterministic scripted model (spec/agent-loop.md), in
+// process. It decides from the conversation alone (see fixture-script.ts).
+//
+// `@fail n status` and restarts: "the first n requests of this run" are counted as
+// follows. Once the run has a recorded model response, all n failures lie in the past,
+// so the fixture never fails again — after a restart too, because that is read from
+// the run's entries. Failed requests themselves leave no entry, so while the run has
+// no response yet they are counted in this provider instance's memory, keyed by run
+// id. A process that dies in the middle of a failure sequence therefore starts it
+// again after the restart (at most n more failures); it never fails a request it
+// should have answered after a response was recorded.
+
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AssistantBody, ToolCall } from '../types.ts';
+import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
+import { ProviderError } from './provider.ts';
+import {
+  decideFixtureStep,
+  fixtureConversation,
+  parseFixtureScript,
+  splitIntoChunks,
+} from './fixture-script.ts';
+
+/** Bounds the failure memory: runs that never succeed must not grow it forever. */
+const MAX_REMEMBERED_RUNS = 10_000;
+
+function abortError(): DOMException {
+  return new DOMException('the model call was aborted', 'AbortError');
+}
+
+/** A rough, deterministic token estimate: four characters a token. */
+function tokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function inputText(request: ModelRequest): string {
+  const parts = [request.system, ...request.context.map((message) => message.content)];
+  for (const entry of request.entries) parts.push(JSON.stringify(entry.body));
+  return parts.join('\n');
+}
+
+export function createFixtureProvider(): Provider {
+  const failuresByRun = new Map<string, number>();
+
+  function scriptedFailure(runId: string | null, count: number): number | null {
+    const key = runId ?? '';
+    const failed = failuresByRun.get(key) ?? 0;
+    if (failed >= count) return null;
+    if (failuresByRun.size >= MAX_REMEMBERED_RUNS && !failuresByRun.has(key)) {
+      const oldest = failuresByRun.keys().next().value;
+      if (oldest !== undefined) failuresByRun.delete(oldest);
+    }
+    failuresByRun.set(key, failed + 1);
+    return failed + 1;
+  }
+
+  return {
+    name: 'fixture',
+    async complete(request: ModelRequest): Promise<ModelResponse> {
+      const conversation = fixtureConversation(request.entries);
+      const script = parseFixtureScript(conversation.userText);
+      if (request.signal.aborted) throw abortError();
+      if (script.sleepMs > 0) {
+        try {
+          await delay(script.sleepMs, undefined, { signal: request.signal });
+        } catch {
+          throw abortError();
+        }
+      }
+
+      if (script.fail && conversation.steps === 0) {
+        const nth = scriptedFailure(conversation.runId, script.fail.count);
+        if (nth !== null) {
+          throw new ProviderError(
+            `fixture: scripted failure ${nth} of ${script.fail.count} (status ${script.fail.status})`,
+            { status: script.fail.status },
+          );
+        }
+      }
+
+      const step = conversation.steps + 1;
+      const decision = decideFixtureStep(script, conversation);
+      const toolCalls: ToolCall[] =
+        decision.kind === 'calls'
+          ? decision.calls.map((call, index) => ({
+              call_id: `call_${step}_${index + 1}`,
+              name: call.name,
+              arguments: call.arguments,
+            }))
+          : [];
+      const text = decision.kind === 'answer' ? decision.text : '';
+
+      if (decision.kind === 'answer' && script.streamChunks > 0 && request.onDelta) {
+        for (const chunk of splitIntoChunks(text, script.streamChunks)) {
+          // Yield between chunks, as a real stream would, so an abort can land in between.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          if (request.signal.aborted) throw abortError();
+          request.onDelta(chunk);
+        }
+      }
+
+      const assistant: AssistantBody = {
+        text,
+        tool_calls: toolCalls,
+        usage: {
+          input_tokens: tokens(inputText(request)),
+          output_tokens: tokens(text) + toolCalls.length * 8,
+        },
+        finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        model: `fixture/${request.model}`,
+      };
+      return {
+        assistant,
+        raw: {
+          request: {
+            model: request.model,
+            context: request.context.length,
+            entries: request.entries.length,
+          },
+          response: { text, tool_calls: toolCalls },
+        },
+      };
+    },
+  };
+}

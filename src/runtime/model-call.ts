@@ -1,0 +1,97 @@
+// One model step: a provider call with the run's abort signal, transient errors retried
+// with exponential backoff (honouring Retry-After), then PROVIDER_ERROR.
+
+import type { Metrics } from '../metrics.ts';
+import type { ModelRequest, ModelResponse, Provider } from '../providers/provider.ts';
+import { ProviderError } from '../providers/provider.ts';
+import type { RunError } from '../types.ts';
+import type { RunControl } from './run-control.ts';
+import { sleepUnlessAborted } from './run-control.ts';
+
+export interface RetryPolicy {
+  /** Retries after the first try (the spec's "up to 3 times"). */
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  maxRetries: 3,
+  baseDelayMs: 500,
+  maxDelayMs: 30_000,
+};
+
+export type ModelCallResult =
+  | { kind: 'response'; response: ModelResponse; latencyMs: number }
+  | { kind: 'failed'; error: RunError }
+  | { kind: 'stopped' };
+
+export interface RetryNotice {
+  attempt: number;
+  delayMs: number;
+  error: RunError;
+}
+
+export interface ModelCallInput {
+  provider: Provider;
+  request: Omit<ModelRequest, 'signal'>;
+  control: RunControl;
+  policy: RetryPolicy;
+  metrics: Metrics;
+  now: () => number;
+  /** Records the retry (a trace event) before the backoff sleep. */
+  onRetry: (notice: RetryNotice) => Promise<void>;
+}
+
+function describe(
+  provider: Provider,
+  error: unknown,
+): { error: RunError; retryable: boolean; retryAfterMs: number | null } {
+  if (error instanceof ProviderError) {
+    const status = error.status === null ? 'no status' : `status ${error.status}`;
+    return {
+      error: { code: 'PROVIDER_ERROR', message: `${provider.name}: ${status}: ${error.message}` },
+      retryable: error.retryable,
+      retryAfterMs: error.retryAfterMs,
+    };
+  }
+  // An adapter that throws something else hit a connection-level problem (reset,
+  // timeout, DNS): transient by nature, so it is retried like a 5xx.
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    error: { code: 'PROVIDER_ERROR', message: `${provider.name}: ${message}` },
+    retryable: true,
+    retryAfterMs: null,
+  };
+}
+
+export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+  const { provider, control, policy, metrics, now } = input;
+  for (let attempt = 0; ; attempt++) {
+    if (control.stopped) return { kind: 'stopped' };
+    const started = now();
+    try {
+      const response = await provider.complete({ ...input.request, signal: control.modelSignal });
+      const latencyMs = now() - started;
+      metrics.modelCallDuration.observe({ outcome: 'ok' }, latencyMs / 1000);
+      // A response that raced an abort is still a response; the caller decides whether
+      // the run may record it (control.stopped is checked before every write).
+      return { kind: 'response', response, latencyMs };
+    } catch (error) {
+      const seconds = (now() - started) / 1000;
+      if (control.stopped) {
+        metrics.modelCallDuration.observe({ outcome: 'aborted' }, seconds);
+        return { kind: 'stopped' };
+      }
+      metrics.modelCallDuration.observe({ outcome: 'error' }, seconds);
+      const failure = describe(provider, error);
+      if (!failure.retryable || attempt >= policy.maxRetries) {
+        return { kind: 'failed', error: failure.error };
+      }
+      const backoff = policy.baseDelayMs * 2 ** attempt;
+      const delayMs = Math.min(policy.maxDelayMs, Math.max(backoff, failure.retryAfterMs ?? 0));
+      await input.onRetry({ attempt: attempt + 1, delayMs, error: failure.error });
+      if (!(await sleepUnlessAborted(delayMs, control.modelSignal))) return { kind: 'stopped' };
+    }
+  }
+}

@@ -1,0 +1,259 @@
+// The claim loop: claims runs up to a concurrency limit, heartbeats their leases, aborts
+// them on cancel or lease loss, finalizes them, and drains on shutdown.
+//
+// Wake-ups, not busy polling: the store's `run.queued` and `run.terminal` notifications
+// (a finished run frees its lane and a slot) start a claim round; a slow fallback poll
+// exists only for leases that expire with no notification (a dead worker's runs).
+
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ClaimedRun, Fence } from '../store/store.ts';
+import type { RunStatus } from '../types.ts';
+import { finalizeRun } from './finalize.ts';
+import type { FinalOutcome } from './finalize.ts';
+import type { RunLoopDeps } from './run-loop.ts';
+import { runLoop } from './run-loop.ts';
+import { RunControl } from './run-control.ts';
+
+export interface WorkerOptions extends RunLoopDeps {
+  concurrency: number;
+  leaseMs: number;
+  /** Lease owner name shown in `run.claimed` events; unique per worker by default. */
+  owner?: string;
+  /** Fallback claim round for expired leases; not the normal wake-up path. */
+  pollMs?: number;
+}
+
+export interface StopOptions {
+  /** How long in-flight tool calls may run on before they are aborted. */
+  graceMs?: number;
+}
+
+export interface Worker {
+  readonly owner: string;
+  /** Runs this worker holds right now. */
+  readonly activeRuns: number;
+  start(): void;
+  /** Starts a claim round now (also done on every store notification). */
+  wake(): void;
+  /** Stops claiming, interrupts runs at their next checkpoint, releases their leases. */
+  stop(options?: StopOptions): Promise<void>;
+}
+
+interface HeldRun {
+  fence: Fence;
+  control: RunControl;
+}
+
+const DEFAULT_GRACE_MS = 10_000;
+
+export function createWorker(options: WorkerOptions): Worker {
+  const { store, logger, metrics } = options;
+  const now = options.now ?? Date.now;
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const held = new Map<string, HeldRun>();
+  const running = new Set<Promise<void>>();
+  let started = false;
+  let stopping = false;
+  let pumping: Promise<void> | null = null;
+  let pumpAgain = false;
+  let wakeScheduled = false;
+  let pollTimer: NodeJS.Timeout | null = null;
+  let unsubscribe: (() => void) | null = null;
+
+  function wake(): void {
+    // Coalesces bursts of notifications, and never claims re-entrantly from inside a
+    // store listener.
+    if (wakeScheduled || stopping || !started) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      void pump();
+    });
+  }
+
+  function pump(): Promise<void> {
+    if (pumping) {
+      pumpAgain = true;
+      return pumping;
+    }
+    pumping = (async () => {
+      try {
+        do {
+          pumpAgain = false;
+          while (!stopping && held.size < options.concurrency) {
+            const claimed = await store.claimNextRun({ owner, lease_ms: options.leaseMs });
+            if (!claimed) break;
+            launch(claimed);
+          }
+        } while (pumpAgain && !stopping);
+      } catch (error) {
+        // A busy or unreachable store: the next notification or poll tries again.
+        logger.warn({ err: error }, 'claiming runs failed');
+      } finally {
+        pumping = null;
+      }
+    })();
+    return pumping;
+  }
+
+  function launch(claimed: ClaimedRun): void {
+    const fence: Fence = { run_id: claimed.run.run_id, attempt: claimed.run.attempt };
+    const control = new RunControl();
+    held.set(fence.run_id, { fence, control });
+    if (stopping) control.interrupt();
+    const task = execute(claimed, fence, control).finally(() => {
+      held.delete(fence.run_id);
+      running.delete(task);
+      wake();
+    });
+    running.add(task);
+  }
+
+  function startHeartbeat(fence: Fence, control: RunControl): () => void {
+    let timer: NodeJS.Timeout | null = null;
+    let ended = false;
+    const beat = async (): Promise<void> => {
+      try {
+        if (!(await store.heartbeat(fence, options.leaseMs))) {
+          logger.info({ run_id: fence.run_id, attempt: fence.attempt }, 'lease lost; stopping run');
+          control.stop('lease_lost');
+          return;
+        }
+      } catch (error) {
+        logger.warn({ err: error, run_id: fence.run_id }, 'heartbeat failed; retrying');
+      }
+      schedule();
+    };
+    const schedule = (): void => {
+      if (!ended)
+        timer = setTimeout(() => void beat(), Math.max(1, Math.floor(options.leaseMs / 3)));
+    };
+    schedule();
+    return () => {
+      ended = true;
+      if (timer) clearTimeout(timer);
+    };
+  }
+
+  async function execute(claimed: ClaimedRun, fence: Fence, control: RunControl): Promise<void> {
+    const startedAt = now();
+    const log = logger.child({ run_id: fence.run_id, attempt: fence.attempt });
+    if (fence.attempt > 1) metrics.leaseReclaims.inc();
+    const stopHeartbeat = startHeartbeat(fence, control);
+    let finished: RunStatus | null = null;
+    try {
+      if (stopping) {
+        await releaseLease(fence);
+        return;
+      }
+      if (!claimed.agent) {
+        const run = await finalizeRun({
+          store,
+          logger: log,
+          fence,
+          outcome: {
+            status: 'failed',
+            error: { code: 'AGENT_NOT_FOUND', message: `agent "${claimed.run.agent}" was deleted` },
+          },
+          steps: claimed.run.steps,
+          usage: claimed.run.usage,
+          elapsedMs: claimed.elapsed_ms,
+        });
+        finished = run?.status ?? null;
+        return;
+      }
+      const agent = claimed.agent;
+      const result = await runLoop(options, claimed, agent, control);
+      const { outcome } = result;
+      if (outcome.kind === 'stopped') {
+        log.info({ cause: outcome.cause }, 'run attempt stopped');
+        stopHeartbeat();
+        if (outcome.cause === 'shutdown') await releaseLease(fence);
+        if (outcome.cause === 'cancelled') finished = 'cancelled';
+        return;
+      }
+      const final: FinalOutcome =
+        outcome.kind === 'succeeded'
+          ? {
+              status: 'succeeded',
+              output: outcome.output,
+              replyText: outcome.replyText,
+              contextWindow: agent.context_window,
+            }
+          : { status: 'failed', error: outcome.error };
+      const run = await finalizeRun({
+        store,
+        logger: log,
+        fence,
+        outcome: final,
+        steps: result.steps,
+        usage: result.usage,
+        elapsedMs: result.elapsedMs,
+      });
+      finished = run?.status ?? null;
+    } catch (error) {
+      // Unexpected (store unreachable, a bug): keep the run as it is; its lease expires
+      // and a later claim resumes it from the last checkpoint.
+      log.error({ err: error }, 'run attempt crashed; it resumes after its lease expires');
+    } finally {
+      stopHeartbeat();
+      if (finished) {
+        metrics.runsFinished.inc({ status: finished });
+        metrics.runDuration.observe({ status: finished }, (now() - startedAt) / 1000);
+      }
+    }
+  }
+
+  /** A zero-length lease ends now: the run is claimable at once (see Store.heartbeat). */
+  async function releaseLease(fence: Fence): Promise<void> {
+    try {
+      await store.heartbeat(fence, 0);
+    } catch (error) {
+      logger.warn({ err: error, run_id: fence.run_id }, 'releasing the lease failed');
+    }
+  }
+
+  return {
+    owner,
+    get activeRuns() {
+      return held.size;
+    },
+    start() {
+      if (started) return;
+      started = true;
+      unsubscribe = store.subscribe((change) => {
+        if (change.kind === 'run.queued') wake();
+        if (change.kind === 'run.terminal') {
+          // Cancel or agent deletion: abort at once so nothing more is written. (Our own
+          // finalize lands here too, after the loop has ended: harmless.)
+          held
+            .get(change.run_id)
+            ?.control.stop(change.status === 'cancelled' ? 'cancelled' : 'lease_lost');
+          wake();
+        }
+      });
+      pollTimer = setInterval(wake, options.pollMs ?? 1000);
+      pollTimer.unref();
+      wake();
+    },
+    wake,
+    async stop(stopOptions = {}) {
+      if (stopping) return;
+      stopping = true;
+      unsubscribe?.();
+      if (pollTimer) clearInterval(pollTimer);
+      await pumping;
+      for (const run of held.values()) run.control.interrupt();
+      const graceMs = stopOptions.graceMs ?? DEFAULT_GRACE_MS;
+      let graceTimer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => {
+        graceTimer = setTimeout(resolve, graceMs);
+      });
+      await Promise.race([Promise.all(running), graceOver]);
+      clearTimeout(graceTimer);
+      for (const run of held.values()) run.control.stop('shutdown');
+      await Promise.all(running);
+    },
+  };
+}
