@@ -3,7 +3,7 @@
 // (after assertListenAllowed) and closes it.
 
 import swagger from '@fastify/swagger';
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import {
   jsonSchemaTransform,
@@ -37,8 +37,10 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     genReqId: requestIdFor,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     requestIdHeader: false,
+    // A scope may be 256 bytes of UTF-8, up to 768 characters once percent-encoded.
+    routerOptions: { maxParamLength: 1024 },
     bodyLimit: Math.max(DEFAULT_BODY_LIMIT, deps.config.limits.turn_body_bytes),
     // Errors fastify raises before routing (e.g. malformed percent-encoding).
     frameworkErrors: frameworkErrorHandler,

@@ -23,8 +23,9 @@ const FRAMEWORK_CODES: Record<string, ErrorCode> = {
   FST_ERR_NOT_FOUND: 'ROUTE_NOT_FOUND',
 };
 
-const FRAMEWORK_MESSAGES: Partial<Record<ErrorCode, string>> = {
-  VALIDATION_FAILED: 'the request line or headers are malformed',
+const FRAMEWORK_MESSAGES: Partial<Record<string, string>> = {
+  FST_ERR_BAD_URL: 'the path is not valid (malformed percent-encoding)',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'content-length does not match the body',
 };
 
 interface ValidationIssue {
@@ -78,7 +79,7 @@ export function toPublicError(error: unknown, request: FastifyRequest): KeelErro
     return validationToKeelError(fastifyError?.validation as ValidationIssue[], context);
   }
   const mapped = fastifyError?.code ? FRAMEWORK_CODES[fastifyError.code] : undefined;
-  if (mapped) return new KeelError(mapped, FRAMEWORK_MESSAGES[mapped]);
+  if (mapped) return new KeelError(mapped, FRAMEWORK_MESSAGES[fastifyError?.code ?? '']);
   request.log.error({ err: error }, 'request failed');
   return new KeelError('INTERNAL');
 }
