@@ -1,0 +1,56 @@
+// `keel migrate [--check]`: applies pending schema migrations (serve does it too), or
+// with --check only reports them and exits non-zero when any is pending.
+
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { KeelError } from '../errors.ts';
+import { migrateSqlite } from '../store/sqlite/index.ts';
+import { UsageError } from './errors.ts';
+
+export const MIGRATE_USAGE = `keel migrate [--check] [--config FILE] [--data-dir DIR] [--store-url URL]`;
+
+export async function migrateCommand(
+  argv: string[],
+  print: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      check: { type: 'boolean' },
+      config: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'store-url': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new UsageError(`migrate takes no arguments: ${positionals[0]}`);
+  const config = loadConfig({
+    config: values.config,
+    data_dir: values['data-dir'],
+    store_url: values['store-url'],
+  });
+  const { url, durability } = config.store;
+  if (!url.startsWith('sqlite:')) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      'store.url: PostgreSQL is not yet supported by this version',
+    );
+  }
+  const path = url.slice('sqlite:'.length);
+  const before = await migrateSqlite(path, { check: true, durability });
+  if (values.check) {
+    if (before.pending.length === 0) {
+      print(`schema current: version ${before.current} (${url})`);
+      return 0;
+    }
+    print(`pending migrations (schema ${before.current} → ${before.latest}, ${url}):`);
+    for (const migration of before.pending) print(`  ${migration.version} ${migration.name}`);
+    return 1;
+  }
+  const after = await migrateSqlite(path, { check: false, durability });
+  if (before.pending.length === 0) print(`nothing to apply: schema version ${after.current}`);
+  for (const migration of before.pending) print(`applied ${migration.version} ${migration.name}`);
+  if (before.pending.length > 0) print(`schema version ${after.current} (${url})`);
+  return 0;
+}

@@ -1,0 +1,51 @@
+// `keel serve`: API + workers in one process until SIGTERM/SIGINT, then a graceful
+// stop (in-flight runs interrupted at a checkpoint, leases released) and exit 0.
+
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { startKeel } from '../main.ts';
+import { UsageError } from './errors.ts';
+
+export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--pretty]`;
+
+/** A stop that takes longer than this has hung; the process exits non-zero instead. */
+const STOP_DEADLINE_MS = 30_000;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      listen: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'store-url': { type: 'string' },
+      pretty: { type: 'boolean' },
+    },
+  });
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments: ${positionals[0]}`);
+  const config = loadConfig({
+    config: values.config,
+    listen: values.listen,
+    data_dir: values['data-dir'],
+    store_url: values['store-url'],
+    pretty: values.pretty,
+  });
+  const keel = await startKeel(config);
+  process.stdout.write(`${keel.banner}\n`);
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  keel.logger.info({ signal }, 'shutting down');
+  // A second signal, or a stop that hangs, ends the process at once.
+  const force = (): never => process.exit(1);
+  process.once('SIGTERM', force);
+  process.once('SIGINT', force);
+  setTimeout(force, STOP_DEADLINE_MS).unref();
+  await keel.stop();
+  keel.logger.info('stopped');
+  return 0;
+}

@@ -1,0 +1,131 @@
+// The composition root: config → logger, metrics, failpoints → store → API + workers.
+// The only module (with the CLI) that imports concrete backends and providers.
+
+import type { FastifyInstance } from 'fastify';
+import { assertListenAllowed, buildApi } from './api/app.ts';
+import type { KeelConfig } from './config.ts';
+import { KeelError } from './errors.ts';
+import type { Failpoints } from './failpoints.ts';
+import { createFailpoints } from './failpoints.ts';
+import type { Logger } from './logger.ts';
+import { createLogger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+import { createMetrics } from './metrics.ts';
+import type { Provider } from './providers/provider.ts';
+import { createProviderRegistry } from './providers/registry.ts';
+import type { LiveEvents } from './runtime/live.ts';
+import { createLiveEvents } from './runtime/live.ts';
+import type { Worker } from './runtime/worker.ts';
+import { createWorker } from './runtime/worker.ts';
+import { openSqliteStore } from './store/sqlite/index.ts';
+import type { Store } from './store/store.ts';
+
+export interface KeelOptions {
+  /** Extra or replacement providers by name (tests); `fixture` is always present. */
+  providers?: Record<string, Provider>;
+  logger?: Logger;
+  /** How long in-flight tool calls may finish on stop(); model calls stop at once. */
+  shutdownGraceMs?: number;
+}
+
+export interface Keel {
+  /** `http://HOST:PORT` as actually bound (port 0 resolved). */
+  url: string;
+  config: KeelConfig;
+  store: Store;
+  logger: Logger;
+  metrics: Metrics;
+  worker: Worker;
+  live: LiveEvents;
+  api: FastifyInstance;
+  /** The one ready line `keel serve` prints. */
+  banner: string;
+  /** Stops claiming, drains runs (bounded grace), closes the API and the store. */
+  stop(): Promise<void>;
+}
+
+const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+/** Opens the configured store; only SQLite exists so far. */
+export async function openStore(config: KeelConfig, failpoints: Failpoints): Promise<Store> {
+  const { url, durability } = config.store;
+  if (!url.startsWith('sqlite:')) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      'store.url: PostgreSQL is not yet supported by this version; use "sqlite:PATH"',
+    );
+  }
+  return openSqliteStore({
+    path: url.slice('sqlite:'.length),
+    durability,
+    failpoints,
+    seededBugs: config.seeded_bugs,
+  });
+}
+
+function urlFor(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+export async function startKeel(config: KeelConfig, options: KeelOptions = {}): Promise<Keel> {
+  // Refuse an insecure listener before touching any data.
+  assertListenAllowed(config);
+  const logger = options.logger ?? createLogger(config.log);
+  const metrics = createMetrics();
+  const failpoints = createFailpoints(config.failpoints);
+  const store = await openStore(config, failpoints);
+  let api: FastifyInstance | null = null;
+  try {
+    // This process owns the SQLite data dir: every lease still "running" belongs to a
+    // process that is gone, so its runs are reclaimed (resumed) at once.
+    const reclaimable = await store.expireAllLeases();
+    if (reclaimable > 0) logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
+
+    const live = createLiveEvents();
+    const worker = createWorker({
+      store,
+      providers: createProviderRegistry(options.providers),
+      logger,
+      metrics,
+      failpoints,
+      live,
+      concurrency: config.workers.concurrency,
+      leaseMs: config.workers.lease_ms,
+    });
+    api = await buildApi({ config, store, logger, metrics });
+    await api.listen({ host: config.listen.host, port: config.listen.port });
+    const address = api.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.listen.port;
+    const url = urlFor(config.listen.host, port);
+    worker.start();
+
+    const app = api;
+    let stopped: Promise<void> | null = null;
+    return {
+      url,
+      config,
+      store,
+      logger,
+      metrics,
+      worker,
+      live,
+      api: app,
+      banner: `keel listening on ${url} (store ${config.store.url})`,
+      stop() {
+        stopped ??= (async () => {
+          // Stop taking requests and drain the runs together; the store closes last.
+          await Promise.all([
+            worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
+            app.close(),
+          ]);
+          await store.close();
+        })();
+        return stopped;
+      },
+    };
+  } catch (error) {
+    await api?.close().catch(() => undefined);
+    await store.close();
+    throw error;
+  }
+}
