@@ -26,7 +26,8 @@ const claimBody = z
     destination_prefix: destinationSchema.optional(),
     lease_ms: z.int().min(1000).max(600_000).default(60_000),
   })
-  .optional()
+  // fastify hands a request without a body over as null
+  .nullish()
   .describe('optional; an empty body claims up to 10 with a 60 s lease');
 
 const ackParams = z.strictObject({ tenant: nameSchema, id: z.string().min(1).max(64) });

@@ -36,7 +36,8 @@ const traceQuery = z.strictObject({
 });
 const cancelBody = z
   .strictObject({ reason: z.string().max(1000).optional() })
-  .optional()
+  // fastify hands a request without a body over as null
+  .nullish()
   .describe('optional; an empty body is fine');
 
 function runNotFound(id: string): KeelError {
