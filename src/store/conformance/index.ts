@@ -1,0 +1,32 @@
+// The store conformance suite: one set of node:test blocks every backend runs
+// unchanged. Usage (from a test file):
+//
+//   defineStoreConformance('sqlite', factory);
+//
+// It uses only the Store interface; the factory says how to get fresh databases, peer
+// connections and restarts for the backend under test.
+
+import { after, describe } from 'node:test';
+import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
+import type { StoreFactory } from './harness.ts';
+import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
+import { modelSuite } from './model.suite.ts';
+import { outboxSuite } from './outbox.suite.ts';
+import { tenancySuite } from './tenancy.suite.ts';
+
+export type { StoreFactory, StoreOpenOptions } from './harness.ts';
+export { TestClock } from './harness.ts';
+
+export function defineStoreConformance(label: string, factory: StoreFactory): void {
+  describe(`store conformance [${label}]`, () => {
+    after(() => factory.cleanup());
+    enqueueSuite(factory);
+    claimSuite(factory);
+    fencingSuite(factory);
+    finalizeSuite(factory);
+    cancelSuite(factory);
+    tenancySuite(factory);
+    outboxSuite(factory);
+    modelSuite(factory);
+  });
+}
