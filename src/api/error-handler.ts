@@ -88,6 +88,8 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: K
   const retryAfter = retryAfterSeconds(error);
   if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
   if (error.code === 'UNAUTHENTICATED') void reply.header('www-authenticate', 'Bearer');
+  // Set here too: replies to framework errors (bad URLs) skip the onSend hook.
+  void reply.header('x-request-id', String(request.id));
   const body: ErrorBody = {
     error: { code: error.code, message: error.message, request_id: String(request.id) },
   };
