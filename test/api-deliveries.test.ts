@@ -17,7 +17,8 @@ async function succeedWithDelivery(server: ApiServer, destination: string): Prom
   });
   assert.equal(turn.status, 202);
   const claimed = await server.store.claimNextRun({ owner: 'test', lease_ms: 30_000 });
-  assert.equal(claimed?.run.run_id, turn.body.run_id);
+  assert.ok(claimed);
+  assert.equal(claimed.run.run_id, turn.body.run_id);
   await server.store.finalizeRun(
     { run_id: turn.body.run_id, attempt: claimed.run.attempt },
     {
