@@ -22,14 +22,37 @@ type Command =
   | { kind: 'cancel'; run: number }
   | { kind: 'tick'; ms: number };
 
+// Weighted so that lanes fill up and claims meet busy lanes often.
 const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
-  fc.record({ kind: fc.constant('enqueue' as const), lane: fc.integer({ min: 0, max: 2 }) }),
-  fc.constant({ kind: 'claim' as const }),
-  fc.record({ kind: fc.constant('heartbeat' as const), fence: fc.nat(20) }),
-  fc.record({ kind: fc.constant('append' as const), fence: fc.nat(20) }),
-  fc.record({ kind: fc.constant('finalize' as const), fence: fc.nat(20), ok: fc.boolean() }),
-  fc.record({ kind: fc.constant('cancel' as const), run: fc.nat(20) }),
-  fc.record({ kind: fc.constant('tick' as const), ms: fc.constantFrom(LEASE / 2, LEASE + 1) }),
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('enqueue' as const),
+      lane: fc.integer({ min: 0, max: LANES.length - 1 }),
+    }),
+  },
+  { weight: 4, arbitrary: fc.constant({ kind: 'claim' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('heartbeat' as const), fence: fc.nat(20) }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('append' as const), fence: fc.nat(20) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('finalize' as const),
+      fence: fc.nat(20),
+      ok: fc.boolean(),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), run: fc.nat(20) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('tick' as const),
+      ms: fc.constantFrom(LEASE / 2, LEASE + 1),
+    }),
+  },
 );
 
 interface ModelRun {
@@ -163,7 +186,7 @@ export function modelSuite(factory: StoreFactory): void {
     it('the store agrees with the model after every command', async () => {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(commandArbitrary, { minLength: 1, maxLength: 40 }),
+          fc.array(commandArbitrary, { minLength: 5, maxLength: 50 }),
           async (commands) => {
             const clock = new TestClock();
             const store = await factory.open({ now: clock.now });
@@ -180,7 +203,7 @@ export function modelSuite(factory: StoreFactory): void {
             }
           },
         ),
-        { numRuns: 60 },
+        { numRuns: 80 },
       );
     });
   });

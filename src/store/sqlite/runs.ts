@@ -128,16 +128,15 @@ export function listRuns(
   };
 }
 
-// The oldest queued run that heads its lane while the lane has nobody running. The scan
-// walks the queue in FIFO order and skips a busy lane's waiting runs, so an idle lane is
-// never starved; each probe is one index seek on runs_lane.
+// The oldest queued run whose lane has nobody running. Walking the queue in FIFO order
+// makes the first hit of a lane its oldest queued run (FIFO within the scope), and a
+// busy lane's waiting runs are skipped rather than blocking the scan, so an idle lane
+// is never starved. Each skip costs one index seek on runs_lane.
 const NEXT_QUEUED = `
   SELECT r.queue_pos, r.run_id FROM runs r INDEXED BY runs_queue
   WHERE r.status = 'queued'
     AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
                     AND x.scope = r.scope AND x.status = 'running')
-    AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
-                    AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
   ORDER BY r.queue_pos LIMIT 1`;
 
 // A running run whose lease expired keeps its lane and is taken over (attempt + 1).

@@ -81,6 +81,22 @@ export class SqliteStore implements Store {
     return { current, latest };
   }
 
+  /** The connection settings as SQLite reports them (for diagnostics and tests). */
+  settings(): {
+    journal_mode: string;
+    synchronous: number;
+    foreign_keys: number;
+    busy_timeout: number;
+  } {
+    const read = (name: string): unknown => this.ctx.db.pragma(name, { simple: true });
+    return {
+      journal_mode: String(read('journal_mode')),
+      synchronous: Number(read('synchronous')),
+      foreign_keys: Number(read('foreign_keys')),
+      busy_timeout: Number(read('busy_timeout')),
+    };
+  }
+
   async ping(): Promise<void> {
     this.ctx.db.prepare('SELECT 1').get();
   }
