@@ -12,6 +12,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { installAuth } from './auth.ts';
+import { clientErrorHandler } from './client-errors.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import type { ApiDeps, ZodApp } from './deps.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
@@ -44,6 +45,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     bodyLimit: Math.max(DEFAULT_BODY_LIMIT, deps.config.limits.turn_body_bytes),
     // Errors fastify raises before routing (e.g. malformed percent-encoding).
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     return503OnClosing: true,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;

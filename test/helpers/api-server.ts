@@ -92,6 +92,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
           ? requestOptions.body
           : JSON.stringify(requestOptions.body);
       headers['content-type'] = requestOptions.contentType ?? 'application/json';
+      // Explicit: Node's client frames DELETE/GET bodies only with a content-length.
+      headers['content-length'] = String(Buffer.byteLength(body));
     }
     // node:http rather than fetch: fetch silently replaces a custom Host header.
     const response = await sendRaw(url, method, path, headers, body);
