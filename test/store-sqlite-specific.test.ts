@@ -410,6 +410,18 @@ function defineTests(): void {
       await store.close();
     });
 
+    it('a throw before the cancel commit leaves the run as it was; a running run can still finish', async () => {
+      const store = await seeded({ path: fresh(), failpoints: throwAt('cancel.before_commit') });
+      await store.enqueueRun(turn());
+      const claimed = await claimOrFail(store);
+      await assert.rejects(store.cancelRun(TENANT, claimed.run.run_id, null), /cancel/);
+      assert.equal((await store.getRun(TENANT, claimed.run.run_id))?.status, 'running');
+      assert.equal(await store.heartbeat(fenceOf(claimed), LEASE_MS), true);
+      const done = await store.finalizeRun(fenceOf(claimed), succeeded('ok'));
+      assert.equal(done.status, 'succeeded');
+      await store.close();
+    });
+
     it("seeded bug 'no_fencing': the stale attempt's write is accepted (the fencing test would fail)", async () => {
       const clock = new TestClock();
       const store = await seeded({ path: fresh(), now: clock.now, seededBugs: ['no_fencing'] });

@@ -172,6 +172,8 @@ export function tenancySuite(factory: StoreFactory): void {
       assert.equal((await store.listRuns(TENANT, { source: 'schedule' }, 100)).items.length, 0);
       assert.equal((await store.listRuns(TENANT, { agent: 'other' }, 100)).items.length, 0);
       assert.equal((await store.listRuns('t2', {}, 100)).items.length, 0);
+      await rejectsWith(store.listRuns(TENANT, {}, 5, 'not a cursor'), 'VALIDATION_FAILED');
+      await rejectsWith(store.listDeliveries(TENANT, {}, 5, '!!'), 'VALIDATION_FAILED');
     });
 
     it('subscribers hear run.queued, run.event and run.terminal after commit, and nothing for a rollback', async () => {
