@@ -11,6 +11,7 @@ import {
   validatorCompiler,
 } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { KeelError } from '../errors.ts';
 import { installAuth } from './auth.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { installBodyParsers } from './body-parsers.ts';
@@ -29,7 +30,8 @@ import { turnRoutes } from './routes/turns.ts';
 export type { ApiDeps } from './deps.ts';
 export { assertListenAllowed } from './auth.ts';
 
-// Bodies other than turns (agents, tenants, acks) are small; 1 MiB is plenty.
+// Bodies other than turns (agents, tenants, acks) are small; 1 MiB is plenty. The turn
+// route sets its own limit from config.limits.turn_body_bytes.
 const DEFAULT_BODY_LIMIT = 1_048_576;
 
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
@@ -42,11 +44,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // A scope may be 256 bytes of UTF-8, up to 768 characters once percent-encoded.
     routerOptions: { maxParamLength: 1024 },
-    bodyLimit: Math.max(DEFAULT_BODY_LIMIT, deps.config.limits.turn_body_bytes),
+    bodyLimit: DEFAULT_BODY_LIMIT,
     // Errors fastify raises before routing (e.g. malformed percent-encoding).
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
-    return503OnClosing: true,
+    // Requests arriving while closing get keel's error shape instead (hook below).
+    return503OnClosing: false,
     forceCloseConnections: true,
   }) as unknown as FastifyInstance;
 
@@ -65,6 +68,14 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       route: request.routeOptions.url ?? 'unmatched',
       status: String(reply.statusCode),
     });
+  });
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw new KeelError('OVERLOADED', 'the server is shutting down');
   });
 
   installErrorHandling(app);
