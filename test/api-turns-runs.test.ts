@@ -226,6 +226,29 @@ describe('runs', () => {
     }
   });
 
+  it('query defaults reach the store as numbers', async () => {
+    const store = server.store;
+    const listRuns = store.listRuns.bind(store);
+    const getTrace = store.getTrace.bind(store);
+    const seen: unknown[] = [];
+    store.listRuns = async (tenant, filter, limit, cursor) => {
+      seen.push(limit);
+      return listRuns(tenant, filter, limit, cursor);
+    };
+    store.getTrace = async (tenant, runId, after, limit) => {
+      seen.push(after, limit);
+      return getTrace(tenant, runId, after, limit);
+    };
+    try {
+      await server.request('GET', '/v1/tenants/demo/runs');
+      await server.request('GET', `/v1/tenants/demo/runs/${runIds[0]}/trace`);
+      assert.deepEqual(seen, [50, 0, 1000]);
+    } finally {
+      store.listRuns = listRuns;
+      store.getTrace = getTrace;
+    }
+  });
+
   it('wait returns as soon as the run is finalized, and times out otherwise', async () => {
     const target = runIds[0] as string;
     const timedOut = await server.request(

@@ -40,13 +40,16 @@ export const cursorSchema = z.string().min(1).max(1024).describe('opaque cursor 
 
 /** A non-negative integer in a query string (which arrives as text). */
 export function queryInt(min: number, max: number, fallback: number) {
-  return z
-    .string()
-    .regex(/^\d{1,9}$/, { message: `must be an integer ${min}–${max}` })
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
-    .default(String(fallback) as never)
-    .describe(`integer ${min}–${max}, default ${fallback}`);
+  return (
+    z
+      .string()
+      .regex(/^\d{1,9}$/, { message: `must be an integer ${min}–${max}` })
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max))
+      // prefault: the fallback text goes through the same parse, so the result is a number.
+      .prefault(String(fallback))
+      .describe(`integer ${min}–${max}, default ${fallback}`)
+  );
 }
 
 export const tenantParams = z.strictObject({ tenant: nameSchema });
