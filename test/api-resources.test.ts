@@ -334,6 +334,13 @@ describe('threads', () => {
     );
     assert.equal(bad.body.error.code, 'VALIDATION_FAILED');
     assert.ok(bad.body.error.message.includes('params.scope'));
+    // The longest scope (256 bytes, 768 characters percent-encoded) still reaches the route.
+    const longest = 'é'.repeat(128);
+    const path = (scope: string): string =>
+      `/v1/tenants/demo/threads/assistant/${encodeURIComponent(scope)}`;
+    assert.equal((await server.request('GET', path(longest))).body.error.code, 'THREAD_NOT_FOUND');
+    const tooLong = await server.request('GET', path(`${longest}x`));
+    assert.ok(tooLong.body.error.message.includes('params.scope'));
     const limit = await server.request('GET', '/v1/tenants/demo/threads/assistant?limit=999');
     assert.ok(limit.body.error.message.includes('querystring.limit'));
   });
