@@ -1,0 +1,18 @@
+// `npm run bench -- <name>…`: runs the named benchmarks (all when none is named).
+
+import { runCheckpointBench } from './checkpoint.ts';
+
+const BENCHMARKS: Record<string, () => Promise<void>> = {
+  checkpoint: runCheckpointBench,
+};
+
+const requested = process.argv.slice(2);
+const names = requested.length > 0 ? requested : Object.keys(BENCHMARKS);
+for (const name of names) {
+  const bench = BENCHMARKS[name];
+  if (!bench) {
+    console.error(`unknown benchmark "${name}"; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+    process.exit(2);
+  }
+  await bench();
+}
