@@ -2,7 +2,7 @@
 // points, seeded bugs, and the one way to write (a BEGIN IMMEDIATE transaction whose
 // change notifications go out only after it committed).
 
-import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
+import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
 
@@ -13,13 +13,18 @@ export type SeededBug = (typeof SEEDED_BUGS)[number];
 export class StoreContext {
   readonly listeners = new Set<ChangeListener>();
   private readonly statements = new Map<string, Statement>();
+  // One transaction wrapper for every write: building a new one per call costs more
+  // than the inserts of a checkpoint in synchronous=NORMAL mode.
+  private readonly transaction: Transaction<(body: () => unknown) => unknown>;
 
   constructor(
     readonly db: SqliteDatabase,
     readonly now: () => number,
     readonly failpoints: Failpoints,
     private readonly seededBugs: ReadonlySet<string>,
-  ) {}
+  ) {
+    this.transaction = db.transaction((body: () => unknown) => body());
+  }
 
   /** A prepared statement, compiled once per connection. */
   sql(text: string): Statement {
@@ -41,7 +46,7 @@ export class StoreContext {
    */
   write<T>(body: (changes: StoreChange[]) => T): T {
     const changes: StoreChange[] = [];
-    const result = this.db.transaction(() => body(changes)).immediate();
+    const result = this.transaction.immediate(() => body(changes)) as T;
     this.notify(changes);
     return result;
   }
