@@ -1,0 +1,142 @@
+// Config: precedence flags > env > keel.toml > defaults, unknown keys named, listen
+// validation, a frozen result.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { loadConfig, parseListen } from '../src/config.ts';
+import { isKeelError } from '../src/errors.ts';
+
+const dirs: string[] = [];
+function project(toml?: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-config-'));
+  dirs.push(dir);
+  if (toml !== undefined) writeFileSync(join(dir, 'keel.toml'), toml);
+  return dir;
+}
+
+function configError(fn: () => unknown, pattern: RegExp): void {
+  assert.throws(fn, (error: unknown) => {
+    assert.ok(
+      isKeelError(error, 'CONFIG_INVALID'),
+      `expected CONFIG_INVALID, got ${String(error)}`,
+    );
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+describe('config', () => {
+  after(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('defaults', () => {
+    const cwd = project();
+    const config = loadConfig({}, {}, cwd);
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 });
+    assert.equal(config.data_dir, join(cwd, '.keel'));
+    assert.equal(config.store.url, `sqlite:${join(cwd, '.keel', 'keel.db')}`);
+    assert.equal(config.store.durability, 'full');
+    assert.deepEqual(config.workers, { concurrency: 8, lease_ms: 30_000 });
+    assert.equal(config.admin_token, null);
+    assert.equal(config.failpoints.enabled, false);
+    assert.equal(config.log.level, 'info');
+  });
+
+  it('precedence: flags > env > keel.toml > defaults', () => {
+    const cwd = project(
+      [
+        'listen = "127.0.0.1:1111"',
+        'data_dir = "from-toml"',
+        '[store]',
+        'url = "sqlite:toml.db"',
+      ].join('\n'),
+    );
+    const env = {
+      KEEL_LISTEN: '127.0.0.1:2222',
+      KEEL_DATA_DIR: 'from-env',
+      KEEL_STORE_URL: 'sqlite:env.db',
+    };
+    const flags = { listen: '127.0.0.1:3333', data_dir: 'from-flag', store_url: 'sqlite:flag.db' };
+
+    const fromFlags = loadConfig(flags, env, cwd);
+    assert.equal(fromFlags.listen.port, 3333);
+    assert.equal(fromFlags.data_dir, join(cwd, 'from-flag'));
+    assert.equal(fromFlags.store.url, `sqlite:${join(cwd, 'flag.db')}`);
+
+    const fromEnv = loadConfig({}, env, cwd);
+    assert.equal(fromEnv.listen.port, 2222);
+    assert.equal(fromEnv.data_dir, join(cwd, 'from-env'));
+    assert.equal(fromEnv.store.url, `sqlite:${join(cwd, 'env.db')}`);
+
+    const fromToml = loadConfig({}, {}, cwd);
+    assert.equal(fromToml.listen.port, 1111);
+    assert.equal(fromToml.data_dir, join(cwd, 'from-toml'));
+    assert.equal(fromToml.store.url, `sqlite:${join(cwd, 'toml.db')}`);
+  });
+
+  it('the store url follows --data-dir unless set itself', () => {
+    const cwd = project();
+    const config = loadConfig({ data_dir: 'elsewhere' }, {}, cwd);
+    assert.equal(config.store.url, `sqlite:${join(cwd, 'elsewhere', 'keel.db')}`);
+  });
+
+  it('--config and KEEL_CONFIG choose the file', () => {
+    const cwd = project('listen = "127.0.0.1:1111"');
+    writeFileSync(join(cwd, 'other.toml'), 'listen = "127.0.0.1:4444"');
+    writeFileSync(join(cwd, 'third.toml'), 'listen = "127.0.0.1:5555"');
+    assert.equal(loadConfig({ config: 'other.toml' }, {}, cwd).listen.port, 4444);
+    assert.equal(loadConfig({}, { KEEL_CONFIG: 'third.toml' }, cwd).listen.port, 5555);
+    assert.equal(
+      loadConfig({ config: 'other.toml' }, { KEEL_CONFIG: 'third.toml' }, cwd).listen.port,
+      4444,
+    );
+  });
+
+  it('an unknown key is an error naming the key, nested ones too', () => {
+    configError(() => loadConfig({}, {}, project('bogus = 1')), /unknown key "bogus"/);
+    configError(
+      () => loadConfig({}, {}, project('[store]\nfoo = "x"')),
+      /unknown key "store\.foo"/,
+    );
+    configError(
+      () => loadConfig({}, {}, project('[workers]\nconcurrency = 0')),
+      /workers\.concurrency/,
+    );
+    configError(() => loadConfig({}, {}, project('listen = [')), /keel\.toml/);
+  });
+
+  it('bad listen values are rejected', () => {
+    for (const value of ['nope', '127.0.0.1', '127.0.0.1:99999', ':80', '127.0.0.1:http']) {
+      configError(() => parseListen(value), /listen/);
+    }
+    configError(() => loadConfig({ listen: 'bad' }, {}, project()), /listen/);
+    assert.deepEqual(parseListen('[::1]:9000'), { host: '::1', port: 9000 });
+    assert.deepEqual(parseListen('localhost:0'), { host: 'localhost', port: 0 });
+  });
+
+  it('other validation: short admin token, built-in provider name, store url scheme', () => {
+    configError(() => loadConfig({}, { KEEL_ADMIN_TOKEN: 'short' }, project()), /16 characters/);
+    configError(
+      () => loadConfig({}, {}, project('[providers.fixture]\ntype = "openai"')),
+      /built in/,
+    );
+    configError(() => loadConfig({ store_url: 'mysql://x' }, {}, project()), /store\.url/);
+    const token = 'a'.repeat(24);
+    assert.equal(loadConfig({}, { KEEL_ADMIN_TOKEN: token }, project()).admin_token, token);
+  });
+
+  it('the result is frozen, deeply', () => {
+    const config = loadConfig({}, {}, project('[providers.local]\ntype = "openai-compatible"'));
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.workers));
+    assert.ok(Object.isFrozen(config.providers.local));
+    assert.throws(() => {
+      (config.workers as { concurrency: number }).concurrency = 99;
+    }, TypeError);
+    assert.equal(config.workers.concurrency, 8);
+  });
+});
