@@ -287,7 +287,7 @@ describe('keel serve as a process', () => {
     }
   });
 
-  it('keel migrate --check: non-zero on a fresh data dir, zero once migrated', async () => {
+  it('keel migrate --check: non-zero on a fresh data dir, zero once migrated; usage errors exit 2', async () => {
     const dataDir = tempDir();
     const check = async (): Promise<number | null> =>
       (await exitOf(runCli(['migrate', '--check', '--data-dir', dataDir]))).code;
@@ -299,5 +299,6 @@ describe('keel serve as a process', () => {
     assert.match(out, /applied 1 /);
     assert.equal(await check(), 0);
     assert.equal((await exitOf(runCli(['migrate', '--bogus']))).code, 2);
+    assert.equal((await exitOf(runCli(['no-such-command']))).code, 2);
   });
 });

@@ -16,7 +16,6 @@ import type {
   AssistantBody,
   EntryBody,
   JsonObject,
-  JsonValue,
   RunEntry,
   RunError,
   ThreadMessage,
@@ -28,6 +27,7 @@ import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
 import { contextTurns, systemPrompt, userText } from './model-input.ts';
+import { finalOutput, repairNote } from './final-answer.ts';
 import { checkOutputSchema } from './output-schema.ts';
 import type { RunControl, StopCause } from './run-control.ts';
 import { pendingCalls, runToolCalls } from './tool-calls.ts';
@@ -65,28 +65,6 @@ class Stop extends Error {
 
 function toEvent(event: RunEvent): NewEvent {
   return { type: event.type, data: event.data as unknown as JsonObject };
-}
-
-/** A JSON object answer is used as is; anything else becomes `{reply: text}`. */
-export function finalOutput(text: string): JsonObject {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('{')) {
-    try {
-      const value = JSON.parse(trimmed) as JsonValue;
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value;
-    } catch {
-      // Not JSON after all: a plain text answer.
-    }
-  }
-  return { reply: text };
-}
-
-function repairNote(problems: string[], schema: JsonObject): string {
-  return [
-    'Your final answer does not match the required output schema:',
-    ...problems.map((problem) => `- ${problem}`),
-    `Answer again with only a JSON object that matches this schema: ${JSON.stringify(schema)}`,
-  ].join('\n');
 }
 
 class RunAttempt {
