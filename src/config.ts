@@ -11,6 +11,8 @@ const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
   base_url: z.string().url().optional(),
   api_key_env: z.string().min(1).optional(),
+  /** false → non-streaming requests, for servers whose streaming is broken. */
+  stream: z.boolean().optional(),
 });
 
 const fileSchema = z.strictObject({
@@ -70,6 +72,8 @@ export interface KeelConfig {
   failpoints: { enabled: boolean; spec: string };
   /** Test-only switches that each break one guarantee (seeded bugs). */
   seeded_bugs: string[];
+  /** Test-only tools; each is off (null) unless its env var is set. */
+  test_tools: { effect_sink_url: string | null };
 }
 
 export interface ConfigFlags {
@@ -182,6 +186,7 @@ export function loadConfig(
       spec: env.KEEL_FAILPOINTS ?? '',
     },
     seeded_bugs: (env.KEEL_TEST_SEEDED_BUGS ?? '').split(',').filter(Boolean),
+    test_tools: { effect_sink_url: env.KEEL_TEST_EFFECT_SINK_URL || null },
   };
   return deepFreeze(config);
 }

@@ -12,6 +12,7 @@ import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
+import { createConfiguredProviders } from './providers/configured.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 import type { LiveEvents } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
@@ -84,7 +85,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     const live = createLiveEvents();
     const worker = createWorker({
       store,
-      providers: createProviderRegistry(options.providers),
+      // keel.toml's providers, then test overrides; `fixture` is always there.
+      providers: createProviderRegistry({
+        ...createConfiguredProviders(config.providers, config.provider_keys),
+        ...options.providers,
+      }),
       logger,
       metrics,
       failpoints,
@@ -92,7 +97,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
     });
-    api = await buildApi({ config, store, logger, metrics });
+    api = await buildApi({ config, store, logger, metrics, live });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;

@@ -12,6 +12,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { KeelConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import type { LiveEvents } from '../runtime/live.ts';
 import type { Store } from '../store/store.ts';
 
 export interface ApiDeps {
@@ -21,6 +22,8 @@ export interface ApiDeps {
   logger: Logger;
   /** One registry per keel instance; `/metrics` renders it and adds HTTP counters. */
   metrics: Metrics;
+  /** Live-only run events (`model.delta`) for the SSE route; absent → none are sent. */
+  live?: LiveEvents;
 }
 
 /** The fastify instance as the route files see it: zod schemas type the handlers. */

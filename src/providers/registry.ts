@@ -1,7 +1,7 @@
 // Resolves `provider/model` to a provider. `fixture` is always present; providers
-// declared in keel.toml are constructed by the composition root and passed in (their
-// adapters are a later issue), so a model naming anything else resolves to null and
-// the run fails with MODEL_NOT_FOUND.
+// declared in keel.toml are built by configured.ts in the composition root and passed
+// in, so a model naming anything else resolves to null and the run fails with
+// MODEL_NOT_FOUND.
 
 import type { Provider, ProviderRegistry } from './provider.ts';
 import { createFixtureProvider } from './fixture.ts';

@@ -1,0 +1,197 @@
+// One keel Provider over any AI SDK v6 LanguageModelV3 (references/providers.md):
+// exactly one HTTP call per `complete` (`doStream`, or `doGenerate` when streaming is
+// off), no library retries or tool loop — keel's model-call.ts retries. Text deltas go
+// to `onDelta` as they arrive; streamed tool-call pieces are assembled per call id and
+// the final raw argument text is kept verbatim. This is the only file that touches the
+// versioned provider spec (`doStream`/`doGenerate`).
+
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3FinishReason,
+  LanguageModelV3StreamPart,
+  LanguageModelV3Usage,
+} from '@ai-sdk/provider';
+import type { AssistantBody, JsonValue, ToolCall } from '../types.ts';
+import { toPrompt, toTools } from './prompt.ts';
+import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
+import { isAbortError, toProviderError } from './provider-errors.ts';
+import type { RecordedExchange } from './recording-fetch.ts';
+import { createRecordingFetch } from './recording-fetch.ts';
+
+/** Builds the library model for one call, with the call's own recording fetch. */
+export type LanguageModelFactory = (
+  modelId: string,
+  fetch: typeof globalThis.fetch,
+) => LanguageModel;
+type LanguageModel = Pick<LanguageModelV3, 'doStream' | 'doGenerate'>;
+
+export interface AiSdkProviderOptions {
+  name: string;
+  model: LanguageModelFactory;
+  /** Strings that must never reach the trace (the API key). */
+  secrets: readonly string[];
+  /** Default true; false uses the non-streaming endpoint. */
+  stream?: boolean;
+}
+
+const FINISH_REASONS: Record<LanguageModelV3FinishReason['unified'], string> = {
+  stop: 'stop',
+  length: 'length',
+  'content-filter': 'content_filter',
+  'tool-calls': 'tool_calls',
+  error: 'error',
+  other: 'other',
+};
+
+function abortError(): DOMException {
+  return new DOMException('the model call was aborted', 'AbortError');
+}
+
+function usageOf(usage: LanguageModelV3Usage | undefined): AssistantBody['usage'] {
+  return {
+    input_tokens: usage?.inputTokens.total ?? 0,
+    output_tokens: usage?.outputTokens.total ?? 0,
+  };
+}
+
+/** Assembles one response from stream parts. */
+class StreamAssembly {
+  text = '';
+  private readonly calls = new Map<string, { name: string; pieces: string[]; final?: string }>();
+  usage: AssistantBody['usage'] = { input_tokens: 0, output_tokens: 0 };
+  finishReason = 'other';
+
+  constructor(private readonly onDelta: ((text: string) => void) | undefined) {}
+
+  take(part: LanguageModelV3StreamPart): void {
+    switch (part.type) {
+      case 'text-delta':
+        this.text += part.delta;
+        if (part.delta !== '') this.onDelta?.(part.delta);
+        break;
+      case 'tool-input-start':
+        if (!this.calls.has(part.id)) this.calls.set(part.id, { name: part.toolName, pieces: [] });
+        break;
+      case 'tool-input-delta':
+        this.calls.get(part.id)?.pieces.push(part.delta);
+        break;
+      case 'tool-call': {
+        const call = this.calls.get(part.toolCallId);
+        if (call) call.final = part.input;
+        else
+          this.calls.set(part.toolCallId, { name: part.toolName, pieces: [], final: part.input });
+        break;
+      }
+      case 'finish':
+        this.usage = usageOf(part.usage);
+        this.finishReason = FINISH_REASONS[part.finishReason.unified];
+        break;
+      case 'error':
+        // An in-band error event (e.g. Anthropic `overloaded_error`): transient.
+        throw toProviderError(part.error);
+      default:
+        break;
+    }
+  }
+
+  toolCalls(): ToolCall[] {
+    return [...this.calls].map(([id, call]) => ({
+      call_id: id,
+      name: call.name,
+      arguments: call.final ?? call.pieces.join(''),
+    }));
+  }
+}
+
+function parsedOrText(text: string | null): JsonValue {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch {
+    return text;
+  }
+}
+
+function rawOf(
+  exchange: RecordedExchange,
+  streamed: boolean,
+): { request: JsonValue; response: JsonValue } {
+  return {
+    request: parsedOrText(exchange.request),
+    // A streamed body is the SSE text as received; a JSON body is kept parsed.
+    response: streamed ? exchange.response : parsedOrText(exchange.response),
+  };
+}
+
+export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
+  const streaming = options.stream ?? true;
+
+  async function call(request: ModelRequest): Promise<ModelResponse> {
+    const recorder = createRecordingFetch(options.secrets);
+    const model = options.model(request.model, recorder.fetch);
+    const callOptions: LanguageModelV3CallOptions = {
+      prompt: toPrompt(request),
+      maxOutputTokens: request.max_tokens,
+      temperature: request.temperature,
+      abortSignal: request.signal,
+      ...(request.tools.length > 0 && { tools: toTools(request.tools) }),
+    };
+    const modelName = `${options.name}/${request.model}`;
+
+    if (!streaming) {
+      const result = await model.doGenerate(callOptions);
+      const assembly = new StreamAssembly(undefined);
+      for (const part of result.content) {
+        if (part.type === 'text') assembly.text += part.text;
+        if (part.type === 'tool-call') assembly.take(part);
+      }
+      const assistant: AssistantBody = {
+        text: assembly.text,
+        tool_calls: assembly.toolCalls(),
+        usage: usageOf(result.usage),
+        finish_reason: FINISH_REASONS[result.finishReason.unified],
+        model: modelName,
+      };
+      return { assistant, raw: rawOf(recorder.recorded(), false) };
+    }
+
+    const { stream } = await model.doStream(callOptions);
+    const assembly = new StreamAssembly(request.onDelta);
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        assembly.take(value);
+      }
+    } catch (error) {
+      // Stop reading the body, so the connection closes instead of draining.
+      await reader.cancel().catch(() => undefined);
+      throw error;
+    }
+    // Some stacks end an aborted stream quietly: never mistake that for a short answer.
+    if (request.signal.aborted) throw abortError();
+    const assistant: AssistantBody = {
+      text: assembly.text,
+      tool_calls: assembly.toolCalls(),
+      usage: assembly.usage,
+      finish_reason: assembly.finishReason,
+      model: modelName,
+    };
+    return { assistant, raw: rawOf(recorder.recorded(), true) };
+  }
+
+  return {
+    name: options.name,
+    async complete(request) {
+      if (request.signal.aborted) throw abortError();
+      try {
+        return await call(request);
+      } catch (error) {
+        if (request.signal.aborted || isAbortError(error)) throw error;
+        throw toProviderError(error);
+      }
+    },
+  };
+}

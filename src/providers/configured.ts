@@ -1,0 +1,85 @@
+// Builds the providers declared in keel.toml (`[providers.NAME]`) on the AI SDK provider
+// packages: `openai-compatible` (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter, the
+// fixture-model server), `openai` (Chat Completions via `.chat()`), `anthropic`. Keys
+// come from the env vars the config names (read by config.ts); a provider without a
+// key sends none, which is right for local servers.
+
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { KeelError } from '../errors.ts';
+import type { LanguageModelFactory } from './ai-sdk-provider.ts';
+import { createAiSdkProvider } from './ai-sdk-provider.ts';
+import type { Provider } from './provider.ts';
+
+export interface ProviderSpec {
+  type: 'openai' | 'openai-compatible' | 'anthropic';
+  base_url?: string;
+  api_key_env?: string;
+  /** false → non-streaming requests (for servers whose streaming is broken). */
+  stream?: boolean;
+}
+
+function modelFactory(
+  name: string,
+  spec: ProviderSpec,
+  apiKey: string | undefined,
+): LanguageModelFactory {
+  switch (spec.type) {
+    case 'openai-compatible': {
+      const baseURL = spec.base_url;
+      if (!baseURL) {
+        throw new KeelError(
+          'CONFIG_INVALID',
+          `providers.${name}: type "openai-compatible" needs base_url (e.g. "http://127.0.0.1:11434/v1")`,
+        );
+      }
+      return (modelId, fetch) =>
+        createOpenAICompatible({
+          name,
+          baseURL,
+          ...(apiKey && { apiKey }),
+          // Without it, streamed responses carry no usage (references/providers.md §3.3).
+          includeUsage: true,
+          fetch,
+        }).chatModel(modelId);
+    }
+    case 'openai':
+      // `openai(id)` would be the Responses API; keel speaks Chat Completions.
+      return (modelId, fetch) =>
+        createOpenAI({
+          // An explicit key: the library would otherwise read OPENAI_API_KEY itself.
+          apiKey: apiKey ?? '',
+          ...(spec.base_url && { baseURL: spec.base_url }),
+          fetch,
+        }).chat(modelId);
+    case 'anthropic':
+      return (modelId, fetch) =>
+        createAnthropic({
+          apiKey: apiKey ?? '',
+          ...(spec.base_url && { baseURL: spec.base_url }),
+          fetch,
+        })(modelId);
+  }
+}
+
+/** One Provider per configured name. Throws CONFIG_INVALID for an unusable entry. */
+export function createConfiguredProviders(
+  specs: Readonly<Record<string, ProviderSpec>>,
+  keys: Readonly<Record<string, string | undefined>>,
+): Record<string, Provider> {
+  // The AI SDK prints warnings (unknown model ids, unsupported settings) to the console
+  // unless told not to; keel's logs are JSON lines on stderr.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+  const providers: Record<string, Provider> = {};
+  for (const [name, spec] of Object.entries(specs)) {
+    const apiKey = keys[name];
+    providers[name] = createAiSdkProvider({
+      name,
+      model: modelFactory(name, spec, apiKey),
+      secrets: apiKey ? [apiKey] : [],
+      stream: spec.stream ?? true,
+    });
+  }
+  return providers;
+}

@@ -1,0 +1,71 @@
+// A fetch that keeps the exact request and response bodies of one model call for the
+// trace (`model.response.raw`). The response body is recorded as it streams through to
+// the library (no second read); secrets are removed before anything is kept.
+
+/** Bodies beyond this are cut in the trace; the call itself is unaffected. */
+const MAX_RECORDED_CHARS = 256 * 1024;
+
+export interface RecordedExchange {
+  request: string | null;
+  response: string;
+  status: number | null;
+}
+
+export interface RecordingFetch {
+  fetch: typeof globalThis.fetch;
+  /** What passed through so far (the last request when the library made more than one). */
+  recorded(): RecordedExchange;
+}
+
+function bodyText(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new TextDecoder().decode(body);
+  return '[unrecorded body]';
+}
+
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret.length > 0) out = out.split(secret).join('[redacted]');
+  }
+  return out.length > MAX_RECORDED_CHARS
+    ? `${out.slice(0, MAX_RECORDED_CHARS)}…[${out.length - MAX_RECORDED_CHARS} more characters]`
+    : out;
+}
+
+export function createRecordingFetch(secrets: readonly string[]): RecordingFetch {
+  const state: RecordedExchange = { request: null, response: '', status: null };
+  const decoder = new TextDecoder();
+  let chunks: string[] = [];
+
+  const recordingFetch: typeof globalThis.fetch = async (input, init) => {
+    state.request = bodyText(init?.body);
+    chunks = [];
+    const response = await globalThis.fetch(input, init);
+    state.status = response.status;
+    if (!response.body) return response;
+    const tee = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        chunks.push(decoder.decode(chunk, { stream: true }));
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(tee), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+
+  return {
+    fetch: recordingFetch,
+    recorded() {
+      return {
+        request: state.request === null ? null : redact(state.request, secrets),
+        response: redact(chunks.join(''), secrets),
+        status: state.status,
+      };
+    },
+  };
+}
