@@ -1,0 +1,123 @@
+// Memory over REST (spec/http-api.md, spec/memory.md): keyset list, hybrid search, and
+// get/put/delete of one fact. `search` is a route, never a fact id.
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import type { MemoryService } from '../../memory/service.ts';
+import { MAX_QUERY_BYTES } from '../../memory/service.ts';
+import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
+import type { ZodApp } from '../deps.ts';
+import { cursorSchema, deletedSchema, jsonObjectSchema, nameSchema, queryInt } from '../schemas.ts';
+
+export const MEMORY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export const memoryIdSchema = z
+  .string()
+  .regex(MEMORY_ID_PATTERN, { message: `must match ${MEMORY_ID_PATTERN.source}` })
+  .refine((id) => id !== 'search', { message: '"search" is reserved (it is the search route)' })
+  .describe('fact id: letters, digits, ".", "_", ":" and "-", at most 128');
+
+export const factTextSchema = z
+  .string()
+  .refine((text) => text.trim().length > 0, { message: 'must not be empty' })
+  .refine((text) => utf8Length(text) <= MAX_FACT_BYTES, {
+    message: `must be at most ${MAX_FACT_BYTES} bytes of UTF-8`,
+  });
+
+const namespaceParams = z.strictObject({ tenant: nameSchema, namespace: nameSchema });
+const factParams = z.strictObject({
+  tenant: nameSchema,
+  namespace: nameSchema,
+  id: memoryIdSchema,
+});
+const listQuery = z.strictObject({
+  limit: queryInt(1, 200, 50),
+  cursor: cursorSchema.optional(),
+});
+const searchQuery = z.strictObject({
+  q: z
+    .string()
+    .refine((q) => q.trim().length > 0, { message: 'must not be empty' })
+    .refine((q) => utf8Length(q) <= MAX_QUERY_BYTES, {
+      message: `must be at most ${MAX_QUERY_BYTES} bytes`,
+    }),
+  limit: queryInt(1, 100, 10),
+});
+const putBody = z.strictObject({ text: factTextSchema, metadata: jsonObjectSchema.optional() });
+
+function notFound(namespace: string, id: string): KeelError {
+  return new KeelError('MEMORY_NOT_FOUND', `no fact ${id} in memory namespace ${namespace}`);
+}
+
+export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
+  const tags = ['memory'];
+  const base = '/v1/tenants/:tenant/memory/:namespace';
+
+  app.get(
+    base,
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: namespaceParams, querystring: listQuery },
+    },
+    async (request) => {
+      const { tenant, namespace } = request.params;
+      const { limit, cursor } = request.query;
+      return memory.list(tenant, namespace, limit, cursor);
+    },
+  );
+
+  app.get(
+    `${base}/search`,
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        tags,
+        params: namespaceParams,
+        querystring: searchQuery,
+        description:
+          'Hybrid search: full text and embeddings fused by RRF; each result names its lexical_rank and semantic_rank.',
+      },
+    },
+    async (request) => {
+      const { tenant, namespace } = request.params;
+      return {
+        results: await memory.search(tenant, namespace, request.query.q, request.query.limit),
+      };
+    },
+  );
+
+  app.get(
+    `${base}/:id`,
+    { config: { auth: 'tenant' }, schema: { tags, params: factParams } },
+    async (request) => {
+      const { tenant, namespace, id } = request.params;
+      const fact = await memory.get(tenant, namespace, id);
+      if (!fact) throw notFound(namespace, id);
+      return { fact };
+    },
+  );
+
+  app.put(
+    `${base}/:id`,
+    { config: { auth: 'tenant' }, schema: { tags, params: factParams, body: putBody } },
+    async (request, reply) => {
+      const { tenant, namespace, id } = request.params;
+      const { text, metadata } = request.body;
+      const { fact, created } = await memory.put(tenant, namespace, id, text, metadata ?? {});
+      return reply.code(created ? 201 : 200).send({ fact });
+    },
+  );
+
+  app.delete(
+    `${base}/:id`,
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: factParams, response: { 200: deletedSchema } },
+    },
+    async (request) => {
+      const { tenant, namespace, id } = request.params;
+      if (!(await memory.delete(tenant, namespace, id))) throw notFound(namespace, id);
+      return { deleted: true as const };
+    },
+  );
+}

@@ -1,0 +1,60 @@
+// Turns `[memory] embedder = "…"` into an Embedder. Called by main.ts and the CLI only:
+// nothing else creates embedders, so there is exactly one per process.
+
+import type { KeelConfig } from '../../config.ts';
+import { KeelError } from '../../errors.ts';
+import type { Embedder } from './embedder.ts';
+import { createGloveSifEmbedder, stderrBuildProgress } from './glove-sif.ts';
+import { createHashEmbedder } from './hash.ts';
+import { createOnnxEmbedder } from './onnx.ts';
+import { createOpenAiEmbedder } from './openai.ts';
+import { join } from 'node:path';
+
+export const EMBEDDER_FORMS = 'glove-sif, hash, openai:<provider>/<model>, onnx:<dir>';
+
+export interface EmbedderConfig {
+  embedder: string;
+  data_dir: string;
+  providers: KeelConfig['providers'];
+  provider_keys: KeelConfig['provider_keys'];
+}
+
+function invalid(message: string): KeelError {
+  return new KeelError('CONFIG_INVALID', `memory.embedder: ${message}`);
+}
+
+export function createEmbedder(
+  config: EmbedderConfig,
+  options: { onBuildProgress?: (fraction: number) => void } = {},
+): Embedder {
+  const spec = config.embedder;
+  if (spec === 'glove-sif') {
+    return createGloveSifEmbedder({
+      cacheDir: join(config.data_dir, 'cache'),
+      onBuildProgress: options.onBuildProgress ?? stderrBuildProgress(),
+    });
+  }
+  if (spec === 'hash') return createHashEmbedder();
+  if (spec.startsWith('openai:')) {
+    const match = /^openai:([^/]+)\/(.+)$/.exec(spec);
+    if (!match) throw invalid(`expected "openai:<provider>/<model>", got "${spec}"`);
+    const [, provider, model] = match as unknown as [string, string, string];
+    const declared = config.providers[provider];
+    if (!declared) throw invalid(`provider "${provider}" is not declared in [providers]`);
+    const baseUrl =
+      declared.base_url ?? (declared.type === 'openai' ? 'https://api.openai.com/v1' : undefined);
+    if (!baseUrl) throw invalid(`provider "${provider}" has no base_url`);
+    const apiKey = config.provider_keys[provider];
+    return createOpenAiEmbedder({ provider, model, baseUrl, ...(apiKey ? { apiKey } : {}) });
+  }
+  if (spec.startsWith('onnx:')) {
+    const dir = spec.slice('onnx:'.length);
+    if (dir.length === 0) throw invalid('expected "onnx:<dir>"');
+    try {
+      return createOnnxEmbedder(dir);
+    } catch (error) {
+      throw invalid((error as Error).message);
+    }
+  }
+  throw invalid(`unknown embedder "${spec}"; expected one of ${EMBEDDER_FORMS}`);
+}

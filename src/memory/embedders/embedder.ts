@@ -1,0 +1,38 @@
+// One interface for every embedder (spec/memory.md). A vector is always stored with the
+// id of the embedder that made it and its dimension, so vectors of two models are never
+// compared with each other.
+
+/** Some models embed questions and stored facts differently (e5: "query: " / "passage: "). */
+export type EmbedKind = 'query' | 'passage';
+
+export interface Embedder {
+  /** Stable id recorded beside every vector, e.g. "glove-sif" or "openai:local/nomic". */
+  readonly id: string;
+  /** L2-normalised vectors, one per text, all of the same length. */
+  embed(texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]>;
+  /** Loads what the first call would load (a cache, a model); optional warm-up. */
+  warm?(): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export function l2normalize(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const value of vector) sum += value * value;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / norm;
+  return vector;
+}
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}

@@ -1,0 +1,315 @@
+// Memory facts on SQLite: put/get/delete, keyset listing with cursors bound to tenant +
+// namespace, and the reindex reads/writes. Vectors live in one sqlite-vec table per
+// dimension (memory_vec_<dim>), partitioned by (tenant, namespace, embedder), so a KNN
+// query can only ever see vectors of one embedder (memory-search.ts).
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, MemoryFact } from '../../types.ts';
+import type {
+  MemoryEmbedderCount,
+  MemoryPutInput,
+  MemoryStaleFact,
+  MemoryVector,
+  MemoryVectorUpdate,
+  Page,
+} from '../store.ts';
+import type { StoreContext } from './context.ts';
+import { iso, parseJson } from './rows.ts';
+import { requireTenant } from './tenants.ts';
+
+export interface MemoryRow {
+  fact_id: number;
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+  embedder: string | null;
+  dim: number | null;
+}
+
+export function toMemoryFact(row: MemoryRow): MemoryFact {
+  return {
+    id: row.id,
+    text: row.text,
+    metadata: parseJson<JsonObject>(row.metadata),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** The vec0 partition of a (tenant, namespace, embedder): JSON keeps it unambiguous. */
+export function vectorPartition(tenant: string, namespace: string, embedder: string): string {
+  return JSON.stringify([tenant, namespace, embedder]);
+}
+
+export const MAX_VECTOR_DIMENSION = 4096;
+
+export function vectorTable(dim: number): string {
+  if (!Number.isInteger(dim) || dim < 1 || dim > MAX_VECTOR_DIMENSION) {
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      `vector dimension ${dim} is outside 1–${MAX_VECTOR_DIMENSION}`,
+    );
+  }
+  return `memory_vec_${dim}`;
+}
+
+export function vectorTableExists(ctx: StoreContext, dim: number): boolean {
+  return (
+    ctx
+      .sql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get(vectorTable(dim)) !== undefined
+  );
+}
+
+/** Creates the vec0 table of one dimension and its cleanup trigger (inside a write). */
+function ensureVectorTable(ctx: StoreContext, dim: number): string {
+  const table = vectorTable(dim);
+  if (vectorTableExists(ctx, dim)) return table;
+  ctx.db.exec(
+    `CREATE VIRTUAL TABLE ${table} USING vec0(part TEXT PARTITION KEY, embedding float[${dim}] distance_metric=cosine);
+     CREATE TRIGGER ${table}_cleanup AFTER DELETE ON memory_facts WHEN old.dim = ${dim}
+       BEGIN DELETE FROM ${table} WHERE rowid = old.fact_id; END;`,
+  );
+  return table;
+}
+
+function checkVector(vector: MemoryVector): void {
+  if (vector.values.length === 0 || !vector.values.every(Number.isFinite)) {
+    throw new KeelError('VALIDATION_FAILED', 'a memory vector must be non-empty and finite');
+  }
+}
+
+function vectorBytes(values: Float32Array): Buffer {
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+}
+
+/** Replaces the fact's vector (deleting one of another dimension) and records its embedder. */
+function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVector): void {
+  checkVector(vector);
+  const dim = vector.values.length;
+  if (row.dim !== null && vectorTableExists(ctx, row.dim)) {
+    ctx.sql(`DELETE FROM ${vectorTable(row.dim)} WHERE rowid = ?`).run(BigInt(row.fact_id));
+  }
+  const table = ensureVectorTable(ctx, dim);
+  ctx
+    .sql(`INSERT INTO ${table} (rowid, part, embedding) VALUES (?, ?, ?)`)
+    .run(
+      BigInt(row.fact_id),
+      vectorPartition(row.tenant, row.namespace, vector.embedder),
+      vectorBytes(vector.values),
+    );
+  ctx
+    .sql('UPDATE memory_facts SET embedder = ?, dim = ? WHERE fact_id = ?')
+    .run(vector.embedder, dim, row.fact_id);
+}
+
+function factRow(
+  ctx: StoreContext,
+  tenant: string,
+  namespace: string,
+  id: string,
+): MemoryRow | undefined {
+  return ctx
+    .sql('SELECT * FROM memory_facts WHERE tenant = ? AND namespace = ? AND id = ?')
+    .get(tenant, namespace, id) as MemoryRow | undefined;
+}
+
+export function putMemory(
+  ctx: StoreContext,
+  input: MemoryPutInput,
+): { fact: MemoryFact; created: boolean } {
+  return ctx.write(() => {
+    requireTenant(ctx, input.tenant);
+    const existing = factRow(ctx, input.tenant, input.namespace, input.id);
+    const now = ctx.now();
+    const metadata = JSON.stringify(input.metadata);
+    if (existing) {
+      const updatedAt = Math.max(now, existing.updated_at + 1);
+      // Setting text only when it changed keeps the FTS triggers from re-indexing it.
+      if (existing.text !== input.text) {
+        ctx
+          .sql('UPDATE memory_facts SET text = ?, metadata = ?, updated_at = ? WHERE fact_id = ?')
+          .run(input.text, metadata, updatedAt, existing.fact_id);
+      } else {
+        ctx
+          .sql('UPDATE memory_facts SET metadata = ?, updated_at = ? WHERE fact_id = ?')
+          .run(metadata, updatedAt, existing.fact_id);
+      }
+    } else {
+      ctx
+        .sql(
+          `INSERT INTO memory_facts (tenant, namespace, id, text, metadata, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(input.tenant, input.namespace, input.id, input.text, metadata, now, now);
+    }
+    const row = factRow(ctx, input.tenant, input.namespace, input.id) as MemoryRow;
+    writeVector(ctx, row, input.vector);
+    return { fact: toMemoryFact(row), created: !existing };
+  });
+}
+
+export function getMemory(
+  ctx: StoreContext,
+  tenant: string,
+  namespace: string,
+  id: string,
+): MemoryFact | null {
+  const row = factRow(ctx, tenant, namespace, id);
+  return row ? toMemoryFact(row) : null;
+}
+
+export function deleteMemory(
+  ctx: StoreContext,
+  tenant: string,
+  namespace: string,
+  id: string,
+): boolean {
+  // The FTS and vector rows go with it (triggers of 003_memory.sql and ensureVectorTable).
+  return ctx.write(
+    () =>
+      ctx
+        .sql('DELETE FROM memory_facts WHERE tenant = ? AND namespace = ? AND id = ?')
+        .run(tenant, namespace, id).changes > 0,
+  );
+}
+
+// A list cursor names the tenant and namespace it was issued for: a cursor carried to
+// another namespace or tenant is refused instead of silently paging the wrong list.
+interface ListCursor {
+  v: 1;
+  tenant: string;
+  namespace: string;
+  after: string;
+}
+
+function encodeListCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function decodeListCursor(text: string, tenant: string, namespace: string): string {
+  let cursor: Partial<ListCursor> | null = null;
+  try {
+    cursor = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<ListCursor>;
+  } catch {
+    cursor = null;
+  }
+  if (!cursor || cursor.v !== 1 || typeof cursor.after !== 'string') {
+    throw new KeelError('VALIDATION_FAILED', 'cursor is not valid', { field: 'cursor' });
+  }
+  if (cursor.tenant !== tenant || cursor.namespace !== namespace) {
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      'cursor was issued for another tenant or namespace; start again without a cursor',
+      { field: 'cursor' },
+    );
+  }
+  return cursor.after;
+}
+
+export function listMemory(
+  ctx: StoreContext,
+  tenant: string,
+  namespace: string,
+  limit: number,
+  cursor?: string,
+): Page<MemoryFact> {
+  const after = cursor === undefined ? '' : decodeListCursor(cursor, tenant, namespace);
+  const rows = ctx
+    .sql(
+      `SELECT * FROM memory_facts WHERE tenant = ? AND namespace = ? AND id > ?
+       ORDER BY id LIMIT ?`,
+    )
+    .all(tenant, namespace, after, limit + 1) as MemoryRow[];
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toMemoryFact),
+    next_cursor:
+      rows.length > limit && last
+        ? encodeListCursor({ v: 1, tenant, namespace, after: last.id })
+        : null,
+  };
+}
+
+/**
+ * Facts of (tenant, namespace) whose vector is not from `embedder`, counted per
+ * embedder. The common case (nothing stale) is one probe of the index.
+ */
+export function staleMemoryCounts(
+  ctx: StoreContext,
+  tenant: string,
+  namespace: string,
+  embedder: string,
+): MemoryEmbedderCount[] {
+  const probe = ctx
+    .sql(
+      `SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ?
+       AND (embedder IS NULL OR embedder < ? OR embedder > ?) LIMIT 1`,
+    )
+    .get(tenant, namespace, embedder, embedder);
+  if (probe === undefined) return [];
+  return ctx
+    .sql(
+      `SELECT embedder, dim, COUNT(*) AS count FROM memory_facts
+       WHERE tenant = ? AND namespace = ? AND embedder IS NOT ?
+       GROUP BY embedder, dim ORDER BY count DESC`,
+    )
+    .all(tenant, namespace, embedder) as MemoryEmbedderCount[];
+}
+
+/** Every fact (all tenants) whose vector is not from `embedder`, in a stable order. */
+export function listStaleMemory(
+  ctx: StoreContext,
+  embedder: string,
+  limit: number,
+  afterKey: number,
+): MemoryStaleFact[] {
+  const rows = ctx
+    .sql(
+      `SELECT fact_id, tenant, namespace, id, text, updated_at FROM memory_facts
+       WHERE fact_id > ? AND embedder IS NOT ? ORDER BY fact_id LIMIT ?`,
+    )
+    .all(afterKey, embedder, limit) as Pick<
+    MemoryRow,
+    'fact_id' | 'tenant' | 'namespace' | 'id' | 'text' | 'updated_at'
+  >[];
+  return rows.map((row) => ({
+    key: row.fact_id,
+    tenant: row.tenant,
+    namespace: row.namespace,
+    id: row.id,
+    text: row.text,
+    version: row.updated_at,
+  }));
+}
+
+export function countStaleMemory(ctx: StoreContext, embedder: string): number {
+  return (
+    ctx.sql('SELECT COUNT(*) AS n FROM memory_facts WHERE embedder IS NOT ?').get(embedder) as {
+      n: number;
+    }
+  ).n;
+}
+
+/** Stores re-embedded vectors in one transaction; a fact changed meanwhile is skipped. */
+export function setMemoryVectors(
+  ctx: StoreContext,
+  updates: readonly MemoryVectorUpdate[],
+): number {
+  return ctx.write(() => {
+    let written = 0;
+    for (const update of updates) {
+      const row = ctx.sql('SELECT * FROM memory_facts WHERE fact_id = ?').get(update.key) as
+        MemoryRow | undefined;
+      if (!row || row.updated_at !== update.version) continue;
+      writeVector(ctx, row, update.vector);
+      written++;
+    }
+    return written;
+  });
+}
