@@ -20,6 +20,7 @@ import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
 import { requestIdFor } from './request-id.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
+import { eventRoutes } from './routes/events.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { runRoutes } from './routes/runs.ts';
 import { tenantRoutes } from './routes/tenants.ts';
@@ -105,6 +106,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   agentRoutes(zodApp, deps);
   turnRoutes(zodApp, deps);
   runRoutes(zodApp, deps);
+  eventRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);
 

@@ -1,0 +1,159 @@
+// GET T/runs/:id/events: Server-Sent Events for one run. The trace is replayed from
+// Last-Event-ID (or the start), then the stream follows the run live until its terminal
+// event. No timer per subscriber: the store's `run.event` / `run.terminal` notifications
+// trigger a read of the trace after the last sent seq, and live-only `model.delta`
+// chunks come from the in-process live events. Any number of subscribers per run.
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import type { LiveEvent } from '../../runtime/events.ts';
+import type { TraceEvent } from '../../types.ts';
+import { isTerminal } from '../../types.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import { nameSchema } from '../schemas.ts';
+import type { SseStream } from '../sse.ts';
+import { openSseStream } from '../sse.ts';
+
+const HEARTBEAT_MS = 15_000;
+const PAGE = 500;
+const TERMINAL_EVENTS = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
+
+const eventParams = z.strictObject({
+  tenant: nameSchema,
+  id: z.string().min(1).max(64).describe('run id (UUIDv7)'),
+});
+const eventHeaders = z.looseObject({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,10}$/, 'expected the seq of the last event received')
+    .optional()
+    .describe('resume after this event (the `id` of the last message received)'),
+});
+
+/** Follows one run for one subscriber; every read is triggered by a notification. */
+class RunFeed {
+  private reading: Promise<void> | null = null;
+  private readAgain = false;
+  private readonly heldDeltas: LiveEvent[] = [];
+
+  constructor(
+    private readonly deps: ApiDeps,
+    private readonly tenant: string,
+    private readonly runId: string,
+    private lastSeq: number,
+    private readonly sse: SseStream,
+  ) {}
+
+  /**
+   * Reads and sends everything after lastSeq; re-reads if notified meanwhile. Resolves
+   * when the read in flight (with its re-reads) is done.
+   */
+  pump(): Promise<void> {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    const reading = this.drain().finally(() => {
+      if (this.reading !== reading) return;
+      this.reading = null;
+      // A notification that landed after the last read's check still gets its read.
+      if (this.readAgain && !this.sse.closed) void this.pump();
+    });
+    this.reading = reading;
+    return reading;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      do {
+        this.readAgain = false;
+        if (await this.readAll()) return;
+      } while (this.readAgain && !this.sse.closed);
+      for (const delta of this.heldDeltas.splice(0)) this.sendDelta(delta);
+    } catch {
+      // The store went away (shutdown) or the run was deleted: end the stream.
+      this.sse.end();
+    }
+  }
+
+  /** True when the stream ended (terminal event sent, or the run is gone). */
+  private async readAll(): Promise<boolean> {
+    for (;;) {
+      if (this.sse.closed) return true;
+      const events = await this.deps.store.getTrace(this.tenant, this.runId, this.lastSeq, PAGE);
+      if (events === null) {
+        this.sse.end();
+        return true;
+      }
+      for (const event of events) {
+        this.sendPersisted(event);
+        if (TERMINAL_EVENTS.has(event.type)) {
+          this.sse.end();
+          return true;
+        }
+      }
+      if (events.length < PAGE) return false;
+    }
+  }
+
+  private sendPersisted(event: TraceEvent): void {
+    this.lastSeq = event.seq;
+    this.sse.send({ id: event.seq, event: event.type, data: event });
+  }
+
+  private sendDelta(event: LiveEvent): void {
+    this.sse.send({ event: event.type, data: event });
+  }
+
+  /** Deltas wait while a read is in flight, so they follow the events before them. */
+  live(event: LiveEvent): void {
+    if (this.reading) this.heldDeltas.push(event);
+    else this.sendDelta(event);
+  }
+}
+
+export function eventRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store } = deps;
+  app.get(
+    '/v1/tenants/:tenant/runs/:id/events',
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        tags: ['runs'],
+        description:
+          'Server-Sent Events: the trace from Last-Event-ID (or the start), then live events incl. `model.delta`; ends after the terminal event.',
+        params: eventParams,
+        headers: eventHeaders,
+      },
+    },
+    async (request, reply) => {
+      const { tenant, id } = request.params;
+      const run = await store.getRun(tenant, id);
+      if (!run) throw new KeelError('RUN_NOT_FOUND', `run ${id} not found`);
+      const after = Number(request.headers['last-event-id'] ?? 0);
+
+      void reply.hijack();
+      const sse = openSseStream(reply.raw, { 'x-request-id': request.id }, HEARTBEAT_MS);
+      const feed = new RunFeed(deps, tenant, id, after, sse);
+      // Subscribed before the first read, so nothing committed in between is missed.
+      const unsubscribeStore = store.subscribe((change) => {
+        if (change.run_id === id && change.kind !== 'run.queued') void feed.pump();
+      });
+      const unsubscribeLive = deps.live?.subscribe(id, (event) => feed.live(event));
+      sse.onClose(() => {
+        unsubscribeStore();
+        unsubscribeLive?.();
+      });
+
+      await feed.pump();
+      if (sse.closed) return;
+      // Resumed past the terminal event: nothing more will come. Read once more first,
+      // in case the run ended between the replay and this check.
+      const now = await store.getRun(tenant, id).catch(() => null);
+      if (!now || isTerminal(now.status)) {
+        await feed.pump();
+        sse.end();
+      }
+    },
+  );
+}
