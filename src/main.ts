@@ -20,6 +20,10 @@ import type { Worker } from './runtime/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
+import { builtinTools } from './tools/builtin/index.ts';
+import { effectSinkTools } from './tools/builtin/test-sink.ts';
+import type { ToolRegistry } from './tools/registry.ts';
+import { createToolRegistry } from './tools/registry.ts';
 
 export interface KeelOptions {
   /** Extra or replacement providers by name (tests); `fixture` is always present. */
@@ -64,6 +68,12 @@ export async function openStore(config: KeelConfig, failpoints: Failpoints): Pro
   });
 }
 
+/** The built-ins, plus test-only tools when their test switch is set. */
+export function createTools(config: KeelConfig): ToolRegistry {
+  const sinkUrl = config.test_tools.effect_sink_url;
+  return createToolRegistry([...builtinTools(), ...(sinkUrl ? effectSinkTools(sinkUrl) : [])]);
+}
+
 function urlFor(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
@@ -83,8 +93,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     if (reclaimable > 0) logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
 
     const live = createLiveEvents();
+    const tools = createTools(config);
     const worker = createWorker({
       store,
+      tools,
+      seededBugs: config.seeded_bugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
         ...createConfiguredProviders(config.providers, config.provider_keys),
@@ -97,7 +110,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
     });
-    api = await buildApi({ config, store, logger, metrics, live });
+    api = await buildApi({ config, store, logger, metrics, live, tools });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;

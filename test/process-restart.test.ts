@@ -246,7 +246,10 @@ describe('keel serve as a process', () => {
         const run = await waitRun(restarted.url, runId);
         assert.equal(run.status, 'succeeded');
         assert.equal(run.steps, 3);
-        assert.match(String(run.output?.reply), /^echo: once\nclock_now: TOOL_NOT_FOUND/);
+        assert.match(
+          String(run.output?.reply),
+          /^echo: once\nclock_now: \{.*\}\ncalc_eval: \{"expression":"2\*3","value":6\}$/,
+        );
         const events = await trace(restarted.url, runId);
         assert.equal(events.filter((e) => e.type === 'run.succeeded').length, 1);
         assert.equal(events.filter((e) => e.type === 'model.response').length, 3);

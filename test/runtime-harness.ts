@@ -18,6 +18,9 @@ import type { Worker, WorkerOptions } from '../src/runtime/worker.ts';
 import { createWorker } from '../src/runtime/worker.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
+import { builtinTools } from '../src/tools/builtin/index.ts';
+import type { ToolRegistry } from '../src/tools/registry.ts';
+import { createToolRegistry } from '../src/tools/registry.ts';
 import type { AgentSpec, Run, TraceEvent } from '../src/types.ts';
 
 export const TENANT = 't1';
@@ -83,6 +86,9 @@ export interface HarnessOptions extends Partial<
   Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollMs'>
 > {
   providers?: Record<string, Provider>;
+  /** Default: the built-in tools. */
+  tools?: ToolRegistry;
+  seededBugs?: string[];
   /** Do not start the worker (tests that stage the store first). */
   idle?: boolean;
 }
@@ -94,6 +100,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
   const model = recordingFixture();
   const worker = createWorker({
     store,
+    tools: options.tools ?? createToolRegistry(builtinTools()),
+    ...(options.seededBugs && { seededBugs: options.seededBugs }),
     providers: createProviderRegistry({ fixture: model, ...options.providers }),
     logger: pino({ level: 'silent' }),
     metrics,

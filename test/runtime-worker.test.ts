@@ -275,6 +275,8 @@ describe('worker', () => {
         steps: 1,
         rerun_calls: [],
         uncertain_calls: [],
+        // The call's tool.call was never recorded: it had not started, so it just runs.
+        not_started_calls: ['call_1_1'],
       });
       assert.equal(await h.metrics.leaseReclaims.get().then((m) => m.values[0]?.value), 1);
     } finally {

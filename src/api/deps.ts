@@ -14,6 +14,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { LiveEvents } from '../runtime/live.ts';
 import type { Store } from '../store/store.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
 
 export interface ApiDeps {
   config: KeelConfig;
@@ -24,6 +25,8 @@ export interface ApiDeps {
   metrics: Metrics;
   /** Live-only run events (`model.delta`) for the SSE route; absent → none are sent. */
   live?: LiveEvents;
+  /** The process's tools (GET T/tools); absent → no tools are listed. */
+  tools?: ToolRegistry;
 }
 
 /** The fastify instance as the route files see it: zod schemas type the handlers. */

@@ -1,6 +1,7 @@
 // Typed run events (noun.verb). Persisted ones become trace rows; `model.delta` is
 // live only.
 
+import type { ToolEffect } from '../tools/tool.ts';
 import type { JsonObject, RunError, Usage } from '../types.ts';
 
 export type RunEvent =
@@ -12,8 +13,12 @@ export type RunEvent =
         attempt: number;
         entries_loaded: number;
         steps: number;
+        /** Calls in flight at the stop, re-run with the same idempotency key. */
         rerun_calls: string[];
+        /** Effectful calls in flight at the stop: OUTCOME_UNKNOWN or a failed run. */
         uncertain_calls: string[];
+        /** Calls of the last step that had not started: they simply run. */
+        not_started_calls: string[];
       };
     }
   | { type: 'model.request'; data: { step: number; model: string } }
@@ -31,7 +36,18 @@ export type RunEvent =
       type: 'model.retry';
       data: { step: number; attempt: number; delay_ms: number; error: RunError };
     }
-  | { type: 'tool.call'; data: { step: number; call_id: string; name: string } }
+  | {
+      type: 'tool.call';
+      data: {
+        step: number;
+        call_id: string;
+        name: string;
+        attempt: number;
+        /** Present when the tool runs (the intent record); absent for a rejected call. */
+        effect?: ToolEffect;
+        idempotency_key?: string;
+      };
+    }
   | { type: 'tool.result'; data: JsonObject }
   | { type: 'run.note'; data: { text: string } }
   | { type: 'run.succeeded'; data: { output: JsonObject; usage: Usage; steps: number } }

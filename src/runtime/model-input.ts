@@ -1,7 +1,7 @@
 // What the model sees at each step (spec/agent-loop.md): system prompt (persona + keel's
 // rules) + the thread's past turns (at most context_window) + this run's entries.
 
-import type { Agent, JsonObject, Thread, ThreadMessage } from '../types.ts';
+import type { Agent, JsonObject, RunEntry, Thread, ThreadMessage } from '../types.ts';
 
 export const DEFAULT_PERSONA =
   'You are a helpful personal assistant. Answer clearly and concisely.';
@@ -34,4 +34,22 @@ export function contextTurns(thread: Thread | null, window: number): ThreadMessa
 /** The user entry's text: the payload's `text` when it has one, else the payload as JSON. */
 export function userText(payload: JsonObject): string {
   return typeof payload.text === 'string' ? payload.text : JSON.stringify(payload);
+}
+
+/**
+ * Transcript integrity (spec/agent-loop.md): every tool call of an assistant entry must
+ * have its result before the next assistant entry and before the next model call.
+ * Returns the call_ids that break it (empty when the transcript may be sent).
+ */
+export function unansweredCalls(entries: readonly RunEntry[]): string[] {
+  const missing: string[] = [];
+  let open = new Set<string>();
+  for (const entry of entries) {
+    if (entry.kind === 'assistant') {
+      missing.push(...open);
+      open = new Set(entry.body.tool_calls.map((call) => call.call_id));
+    } else if (entry.kind === 'tool_result') open.delete(entry.body.call_id);
+  }
+  missing.push(...open);
+  return missing;
 }

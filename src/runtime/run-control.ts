@@ -8,6 +8,13 @@
 
 export type StopCause = 'cancelled' | 'lease_lost' | 'deadline' | 'shutdown';
 
+/** Thrown inside a run attempt to unwind when it must not write anything more. */
+export class RunStopped extends Error {
+  constructor(readonly stopCause: StopCause) {
+    super(`run stopped: ${stopCause}`);
+  }
+}
+
 export class RunControl {
   private readonly hard = new AbortController();
   private readonly soft = new AbortController();

@@ -4,13 +4,18 @@
 //   last entry an assistant entry with unanswered tool calls → answer those calls;
 //   last entry an assistant entry without tool calls → evaluate the final answer;
 //   anything else → the next model step.
-// A recorded model response is never requested again (I5).
+// A recorded model response is never requested again (I5); a recorded tool result is
+// never produced again (I4); calls left in flight by an earlier attempt follow
+// resume-plan.ts.
 
 import type { Logger } from '../logger.ts';
 import type { Failpoints } from '../failpoints.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Provider, ProviderRegistry } from '../providers/provider.ts';
+import type { Provider, ProviderRegistry, ToolDefinition } from '../providers/provider.ts';
 import type { ClaimedRun, NewEvent, Store } from '../store/store.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import { createToolRegistry } from '../tools/registry.ts';
+import type { ToolPorts } from '../tools/tool.ts';
 import type {
   Agent,
   AssistantBody,
@@ -26,11 +31,16 @@ import type { RunEvent } from './events.ts';
 import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
-import { contextTurns, systemPrompt, userText } from './model-input.ts';
+import { contextTurns, systemPrompt, unansweredCalls, userText } from './model-input.ts';
 import { finalOutput, repairNote } from './final-answer.ts';
 import { checkOutputSchema } from './output-schema.ts';
 import type { RunControl, StopCause } from './run-control.ts';
-import { pendingCalls, runToolCalls } from './tool-calls.ts';
+import { RunStopped } from './run-control.ts';
+import { OUTCOME_UNKNOWN_MESSAGE, planResume, startedCalls } from './resume-plan.ts';
+import type { ResumePlan } from './resume-plan.ts';
+import { openCalls } from './tool-calls.ts';
+import type { PortScope } from './tool-ports.ts';
+import { answerToolCalls } from './tool-round.ts';
 
 export interface RunLoopDeps {
   store: Store;
@@ -38,9 +48,15 @@ export interface RunLoopDeps {
   logger: Logger;
   metrics: Metrics;
   failpoints: Failpoints;
+  /** Every tool of this process; each agent sees its visible subset. Default: none. */
+  tools?: ToolRegistry;
+  /** Builds a run's tenant-scoped ports; default createToolPorts({store, now}). */
+  toolPorts?: (scope: PortScope) => ToolPorts;
   live?: LiveEvents;
   retry?: RetryPolicy;
   now?: () => number;
+  /** Test-only switches that break one guarantee each (config.seeded_bugs). */
+  seededBugs?: readonly string[];
 }
 
 export type LoopOutcome =
@@ -56,13 +72,6 @@ export interface LoopResult {
   elapsedMs: number;
 }
 
-/** Thrown inside the loop to unwind when the run must not write anything more. */
-class Stop extends Error {
-  constructor(readonly stopCause: StopCause) {
-    super(`run stopped: ${stopCause}`);
-  }
-}
-
 function toEvent(event: RunEvent): NewEvent {
   return { type: event.type, data: event.data as unknown as JsonObject };
 }
@@ -75,6 +84,12 @@ class RunAttempt {
   private steps = 0;
   private usage: Usage;
   private context: ThreadMessage[] = [];
+  /** Calls found in flight at resume whose effect is unknown (resume-plan.ts). */
+  private uncertain = new Set<string>();
+  /** Seeded bug `entries_at_end`: entries held here instead of being journaled. */
+  private readonly unjournaled: EntryBody[] | null;
+  private readonly tools: ToolRegistry;
+  private readonly toolDefinitions: ToolDefinition[];
 
   constructor(
     private readonly deps: RunLoopDeps,
@@ -86,6 +101,12 @@ class RunAttempt {
     this.startedAt = this.now();
     this.fence = { run_id: claimed.run.run_id, attempt: claimed.run.attempt };
     this.usage = { ...claimed.run.usage };
+    this.unjournaled = deps.seededBugs?.includes('entries_at_end') ? [] : null;
+    this.tools = deps.tools ?? createToolRegistry([]);
+    this.toolDefinitions = this.tools.visibleTo(agent).map((tool) => {
+      const { name, description, input_schema } = this.tools.describe(tool);
+      return { name, description, input_schema };
+    });
   }
 
   /**
@@ -121,8 +142,24 @@ class RunAttempt {
       const stopped = this.stopOutcome();
       if (stopped) return stopped;
       const next = await this.advance(provider);
-      if (next) return next;
+      if (next) {
+        if (next.kind !== 'stopped') await this.journalHeldEntries();
+        return next;
+      }
     }
+  }
+
+  /** Seeded bug `entries_at_end` only: the buffered entries, written at the very end. */
+  private async journalHeldEntries(): Promise<void> {
+    if (!this.unjournaled?.length) return;
+    await this.deps.store.appendProgress(this.fence, { entries: this.unjournaled.splice(0) });
+  }
+
+  private async planResume(): Promise<ResumePlan> {
+    const open = openCalls(this.entries);
+    if (!open || open.pending.length === 0) return { rerun: [], uncertain: [], not_started: [] };
+    const started = await startedCalls(this.deps.store, this.claimed.run, open.step);
+    return planResume(open.pending, started, this.tools);
   }
 
   /** Loads the checkpoint; the first attempt records the user entry, later ones resume. */
@@ -139,14 +176,17 @@ class RunAttempt {
       entries.push({ kind: 'user', body: { text: userText(run.input), payload: run.input } });
     }
     if (run.attempt > 1) {
+      const plan = await this.planResume();
+      this.uncertain = new Set(plan.uncertain);
       events.push({
         type: 'run.resumed',
         data: {
           attempt: run.attempt,
           entries_loaded: this.entries.length,
           steps: this.steps,
-          rerun_calls: [],
-          uncertain_calls: [],
+          rerun_calls: plan.rerun,
+          uncertain_calls: plan.uncertain,
+          not_started_calls: plan.not_started,
         },
       });
     }
@@ -175,29 +215,32 @@ class RunAttempt {
     provider: Provider;
     model: string;
   }): Promise<LoopOutcome | null> {
-    const lastAssistantIndex = this.entries.findLastIndex((entry) => entry.kind === 'assistant');
-    const lastAssistant = this.entries[lastAssistantIndex];
-    if (lastAssistant?.kind === 'assistant' && lastAssistant.body.tool_calls.length > 0) {
-      const answered = new Set<string>();
-      for (const entry of this.entries.slice(lastAssistantIndex + 1)) {
-        if (entry.kind === 'tool_result') answered.add(entry.body.call_id);
-      }
-      const pending = pendingCalls(lastAssistant.body.tool_calls, answered);
-      if (pending.length > 0) {
-        const ran = await runToolCalls(
-          pending,
-          {
-            record: (result) =>
-              this.checkpoint(
-                [{ kind: 'tool_result', body: result }],
-                [{ type: 'tool.result', data: result as unknown as JsonObject }],
-              ),
+    const open = openCalls(this.entries);
+    if (open && open.pending.length > 0) {
+      if (this.uncertain.size > 0 && this.agent.on_uncertain_effect === 'fail') {
+        return {
+          kind: 'failed',
+          error: {
+            code: 'EFFECT_OUTCOME_UNKNOWN',
+            message: `effectful call(s) ${[...this.uncertain].join(', ')}: ${OUTCOME_UNKNOWN_MESSAGE}`,
           },
-          () => this.control.toolSignal.aborted,
-        );
-        this.usage.tool_calls += ran;
-        return null;
+        };
       }
+      await answerToolCalls({
+        deps: { ...this.deps, tools: this.tools },
+        run: this.claimed.run,
+        agent: this.agent,
+        control: this.control,
+        step: open.step,
+        pending: open.pending,
+        uncertain: this.uncertain,
+        runDeadline: this.now() + this.remainingMs,
+        now: this.now,
+        usage: this.usage,
+        checkpoint: (entries, events) => this.checkpoint(entries, events),
+      });
+      this.uncertain.clear();
+      return null;
     }
     const last = this.entries[this.entries.length - 1];
     if (last?.kind === 'assistant' && last.body.tool_calls.length === 0) {
@@ -247,6 +290,18 @@ class RunAttempt {
       };
     }
     if (this.remainingMs <= 0) return this.timeoutFailure();
+    const unanswered = unansweredCalls(this.entries);
+    if (unanswered.length > 0) {
+      // Transcript integrity: never send a tool call without its result. Unreachable
+      // unless the loop itself is wrong; failing beats sending a broken transcript.
+      return {
+        kind: 'failed',
+        error: {
+          code: 'INTERNAL',
+          message: `transcript integrity: call(s) ${unanswered.join(', ')} have no result`,
+        },
+      };
+    }
     const step = this.steps + 1;
     await this.checkpoint([], [{ type: 'model.request', data: { step, model: this.agent.model } }]);
 
@@ -258,8 +313,9 @@ class RunAttempt {
         model: resolved.model,
         system: systemPrompt(this.agent),
         context: this.context,
-        entries: this.entries,
-        tools: [],
+        // A copy: the provider may keep the request while the loop appends.
+        entries: [...this.entries],
+        tools: this.toolDefinitions,
         temperature: this.agent.temperature,
         max_tokens: this.agent.max_tokens,
         ...(live && {
@@ -319,11 +375,13 @@ class RunAttempt {
   /** One fenced transaction: entries + events + steps/usage/elapsed. */
   private async checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void> {
     const cause = this.control.cause;
-    if (cause === 'cancelled' || cause === 'lease_lost') throw new Stop(cause);
+    if (cause === 'cancelled' || cause === 'lease_lost') throw new RunStopped(cause);
     const started = this.now();
+    const journaled = this.unjournaled ? [] : entries;
+    this.unjournaled?.push(...entries);
     try {
       await this.deps.store.appendProgress(this.fence, {
-        ...(entries.length > 0 && { entries }),
+        ...(journaled.length > 0 && { entries: journaled }),
         ...(events.length > 0 && { events: events.map(toEvent) }),
         steps: this.steps,
         usage: this.usage,
@@ -332,7 +390,7 @@ class RunAttempt {
     } catch (error) {
       if (isKeelError(error, 'LEASE_LOST')) {
         this.control.stop('lease_lost');
-        throw new Stop('lease_lost');
+        throw new RunStopped('lease_lost');
       }
       throw error;
     }
@@ -349,10 +407,6 @@ class RunAttempt {
         ts,
       });
     }
-  }
-
-  static isStop(error: unknown): error is Stop {
-    return error instanceof Stop;
   }
 }
 
@@ -373,7 +427,7 @@ export async function runLoop(
   try {
     return attempt.result(await attempt.execute());
   } catch (error) {
-    if (RunAttempt.isStop(error))
+    if (error instanceof RunStopped)
       return attempt.result({ kind: 'stopped', cause: error.stopCause });
     throw error;
   } finally {

@@ -1,16 +1,42 @@
-// Tool calls of an assistant entry that have no result yet. Every call gets exactly one
-// `tool_result` entry before the next model call (transcript integrity), appended in
-// its own transaction with its `tool.result` trace event as soon as it exists.
+// Answers the tool calls of an assistant entry that have no result yet, in order — also
+// the calls of one `@parallel` step: sequential execution keeps the journal's order equal
+// to the execution order and keeps at most one call of a run in flight, which is what
+// makes the resume rules below exact. Every call gets exactly one `tool_result` entry
+// before the next model call (transcript integrity).
 //
-// No tool runs yet: every call is answered TOOL_NOT_FOUND. The tool registry (next
-// issue) replaces `answerCall` with lookup, allowlist, schema check, timeout and the
-// resume policy for calls that were in flight.
+// Journal per call:
+//   rejected (unknown / not allowed / bad arguments): `tool.call` + `tool.result` + the
+//     result entry in one transaction — nothing ran;
+//   executed: `tool.call` committed first (the intent record), then fault point
+//     `tool.before_call`, the tool, fault point `tool.after_call`, then the result entry
+//     + `tool.result` in one transaction. A `tool.call` without a result therefore means
+//     "was in flight"; no `tool.call` means "never started" (see resume-plan.ts).
 
-import type { ToolCall, ToolResultBody } from '../types.ts';
+import type { Failpoints } from '../failpoints.ts';
+import type { AnyToolSpec } from '../tools/tool.ts';
+import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
+import { outcomeUnknownResult } from './resume-plan.ts';
+import type { ToolCallEnv } from './tool-execution.ts';
+import { executeCall, prepareCall } from './tool-execution.ts';
 
-export interface ToolCallRecorder {
-  /** Appends one result entry + its trace event in one transaction (fenced). */
-  record(result: ToolResultBody): Promise<void>;
+export interface ToolCallJournal {
+  /** Commits the `tool.call` event of a call that is about to run (fenced). */
+  recordIntent(call: ToolCall, tool: AnyToolSpec): Promise<void>;
+  /**
+   * Appends one result entry + its `tool.result` event in one transaction (fenced);
+   * `intentRecorded` false adds the call's `tool.call` event to the same transaction.
+   */
+  recordResult(result: ToolResultBody, intentRecorded: boolean): Promise<void>;
+}
+
+export interface ToolCallRound {
+  env: ToolCallEnv;
+  journal: ToolCallJournal;
+  failpoints: Failpoints;
+  /** Calls found in flight at resume whose effect is unknown: answered OUTCOME_UNKNOWN. */
+  uncertain: ReadonlySet<string>;
+  /** Checked before each call: a stopping run starts no further call. */
+  shouldStop(): boolean;
 }
 
 /** The calls of `calls` whose call_id has no recorded result. */
@@ -21,28 +47,45 @@ export function pendingCalls(
   return calls.filter((call) => !answered.has(call.call_id));
 }
 
-function answerCall(call: ToolCall): ToolResultBody {
-  return {
-    call_id: call.call_id,
-    name: call.name,
-    ok: false,
-    error: { code: 'TOOL_NOT_FOUND', message: `no tool named "${call.name}" is available` },
-    duration_ms: 0,
-  };
+/** The last assistant entry's step and its calls without a recorded result. */
+export function openCalls(
+  entries: readonly RunEntry[],
+): { step: number; pending: ToolCall[] } | null {
+  let step = 0;
+  let last: RunEntry | undefined;
+  const answered = new Set<string>();
+  for (const entry of entries) {
+    if (entry.kind === 'assistant') {
+      step += 1;
+      last = entry;
+      answered.clear();
+    } else if (entry.kind === 'tool_result') answered.add(entry.body.call_id);
+  }
+  if (last?.kind !== 'assistant' || last.body.tool_calls.length === 0) return null;
+  return { step, pending: pendingCalls(last.body.tool_calls, answered) };
 }
 
-/**
- * Answers each pending call in order. Returns the number of calls that actually ran a
- * tool (for usage.tool_calls): none yet.
- */
 export async function runToolCalls(
   calls: readonly ToolCall[],
-  recorder: ToolCallRecorder,
-  shouldStop: () => boolean,
-): Promise<number> {
+  round: ToolCallRound,
+): Promise<void> {
+  const { env, journal, failpoints } = round;
   for (const call of calls) {
-    if (shouldStop()) break;
-    await recorder.record(answerCall(call));
+    if (round.shouldStop()) return;
+    if (round.uncertain.has(call.call_id)) {
+      // Its `tool.call` is in the trace already (an earlier attempt started it).
+      await journal.recordResult(outcomeUnknownResult(call), true);
+      continue;
+    }
+    const prepared = prepareCall(call, env);
+    if (prepared.kind === 'rejected') {
+      await journal.recordResult(prepared.result, false);
+      continue;
+    }
+    await journal.recordIntent(call, prepared.tool);
+    failpoints.hit('tool.before_call');
+    const result = await executeCall(call, prepared.tool, prepared.input, env);
+    failpoints.hit('tool.after_call');
+    await journal.recordResult(result, true);
   }
-  return 0;
 }

@@ -19,6 +19,8 @@ import type { Logger } from '../../src/logger.ts';
 import type { Metrics } from '../../src/metrics.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { builtinTools } from '../../src/tools/builtin/index.ts';
+import { createToolRegistry } from '../../src/tools/registry.ts';
 import type { Store } from '../../src/store/store.ts';
 
 export interface ApiServerOptions {
@@ -71,7 +73,8 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   const store = await openSqliteStore({ path: join(dir, 'keel.db'), durability: 'process' });
   const metrics = createMetrics();
   const logger = options.logger ?? pino({ level: 'silent' });
-  const app = await buildApi({ config, store, logger, metrics });
+  const tools = createToolRegistry(builtinTools());
+  const app = await buildApi({ config, store, logger, metrics, tools });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');

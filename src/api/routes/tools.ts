@@ -1,0 +1,33 @@
+// GET T/tools?agent=: the tools an agent may use (what its model is sent), or every tool
+// of this process without `agent`.
+
+import { z } from 'zod';
+import { KeelError } from '../../errors.ts';
+import type { ApiDeps, ZodApp } from '../deps.ts';
+import { nameSchema, tenantParams } from '../schemas.ts';
+
+const toolsQuery = z.strictObject({ agent: nameSchema.optional() });
+
+export function toolRoutes(app: ZodApp, deps: ApiDeps): void {
+  const { store, tools } = deps;
+
+  app.get(
+    '/v1/tenants/:tenant/tools',
+    {
+      config: { auth: 'tenant' },
+      schema: { tags: ['tools'], params: tenantParams, querystring: toolsQuery },
+    },
+    async (request) => {
+      const { tenant } = request.params;
+      const name = request.query.agent;
+      if (!tools) return { tools: [] };
+      let listed = tools.all();
+      if (name !== undefined) {
+        const agent = await store.getAgent(tenant, name);
+        if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${name} not found`);
+        listed = tools.visibleTo(agent);
+      }
+      return { tools: listed.map((tool) => tools.describe(tool)) };
+    },
+  );
+}

@@ -1,0 +1,75 @@
+// What a reclaimed run does with the calls of its last assistant entry that have no
+// result (spec/agent-loop.md "Effects and resume"), sharpened by the intent record:
+//
+//   no `tool.call` event for it in this step → it never started: run it normally;
+//   a `tool.call` event but no result → it was in flight when the runtime stopped:
+//     read_only / idempotent → run it again, with the same idempotency key;
+//     effectful (or a tool that no longer exists) → its outcome is unknown:
+//       on_uncertain_effect "tell_model" → an OUTCOME_UNKNOWN result for the model,
+//       "fail" → the run fails EFFECT_OUTCOME_UNKNOWN.
+//
+// The spec alone would treat every unanswered effectful call as uncertain; the intent
+// record lets a call that provably never started run instead of asking the model.
+
+import type { Store } from '../store/store.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { ToolCall, ToolResultBody } from '../types.ts';
+
+export const OUTCOME_UNKNOWN_MESSAGE =
+  'the runtime stopped while this call was in flight; it may or may not have taken effect — check before repeating it';
+
+export interface ResumePlan {
+  /** In flight, safe to repeat: run again with the same key. */
+  rerun: string[];
+  /** In flight, effectful: outcome unknown. */
+  uncertain: string[];
+  /** Never started: run normally. */
+  not_started: string[];
+}
+
+export function outcomeUnknownResult(call: ToolCall): ToolResultBody {
+  return {
+    call_id: call.call_id,
+    name: call.name,
+    ok: false,
+    error: { code: 'OUTCOME_UNKNOWN', message: OUTCOME_UNKNOWN_MESSAGE },
+    duration_ms: 0,
+  };
+}
+
+export function planResume(
+  pending: readonly ToolCall[],
+  started: ReadonlySet<string>,
+  registry: ToolRegistry,
+): ResumePlan {
+  const plan: ResumePlan = { rerun: [], uncertain: [], not_started: [] };
+  for (const call of pending) {
+    if (!started.has(call.call_id)) plan.not_started.push(call.call_id);
+    else if ((registry.get(call.name)?.effect ?? 'effectful') === 'effectful') {
+      plan.uncertain.push(call.call_id);
+    } else plan.rerun.push(call.call_id);
+  }
+  return plan;
+}
+
+const TRACE_PAGE = 1000;
+
+/** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
+export async function startedCalls(
+  store: Store,
+  run: { tenant: string; run_id: string },
+  step: number,
+): Promise<Set<string>> {
+  const started = new Set<string>();
+  for (let after = 0; ;) {
+    const events = (await store.getTrace(run.tenant, run.run_id, after, TRACE_PAGE)) ?? [];
+    for (const event of events) {
+      if (event.type === 'tool.call' && event.data.step === step) {
+        started.add(String(event.data.call_id));
+      }
+    }
+    const last = events[events.length - 1];
+    if (!last || events.length < TRACE_PAGE) return started;
+    after = last.seq;
+  }
+}
