@@ -27,6 +27,8 @@ export const ERROR_CATALOGUE = {
   TOKEN_NOT_FOUND: { status: 404, retryable: false, message: 'token not found' },
   THREAD_NOT_FOUND: { status: 404, retryable: false, message: 'thread not found' },
   DELIVERY_NOT_FOUND: { status: 404, retryable: false, message: 'delivery not found' },
+  ARTIFACT_NOT_FOUND: { status: 404, retryable: false, message: 'artifact not found' },
+  SCHEDULE_NOT_FOUND: { status: 404, retryable: false, message: 'schedule not found' },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'method not allowed' },
   SCOPE_BUSY: { status: 409, retryable: true, message: 'the scope already has a run' },
   CONFLICT: { status: 409, retryable: false, message: 'the resource changed meanwhile' },

@@ -188,3 +188,73 @@ export interface ClaimedDelivery {
 }
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+
+// --- artifacts and schedules (built-in capabilities) ---
+
+/** An artifact's metadata: what listings and tools show without the bytes. */
+export interface ArtifactStat {
+  path: string;
+  content_type: string;
+  size_bytes: number;
+  /** Hex sha256 of the body; the HTTP ETag. */
+  sha256: string;
+  metadata: JsonObject;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Artifact extends ArtifactStat {
+  body: Uint8Array;
+}
+
+/** When a schedule fires: exactly one of a cron line in a time zone, an interval, an instant. */
+export type ScheduleTiming =
+  | { kind: 'cron'; cron: string; timezone: string }
+  | { kind: 'every'; every_ms: number }
+  | { kind: 'at'; at: string };
+
+export const MISFIRE_POLICIES = ['skip', 'run_once'] as const;
+export type MisfirePolicy = (typeof MISFIRE_POLICIES)[number];
+
+export interface Schedule {
+  tenant: string;
+  name: string;
+  agent: string;
+  scope: string;
+  payload: JsonObject;
+  cron: string | null;
+  timezone: string | null;
+  every_ms: number | null;
+  at: string | null;
+  misfire: MisfirePolicy;
+  delivery: DeliveryRequest | null;
+  enabled: boolean;
+  next_fire_at: string | null;
+  last_fired_at: string | null;
+  last_run_id: string | null;
+  last_error: string | null;
+  /** Changes on every write; a fire computed from an older read is refused. */
+  revision: number;
+  created_at: string;
+  updated_at: string;
+}
+
+// --- memory (spec/memory.md) ---
+
+/** One remembered fact of a (tenant, namespace). */
+export interface MemoryFact {
+  id: string;
+  text: string;
+  metadata: JsonObject;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A search result: the fused RRF score and the rank on each side (null when absent). */
+export interface MemorySearchResult {
+  id: string;
+  text: string;
+  score: number;
+  lexical_rank: number | null;
+  semantic_rank: number | null;
+}

@@ -19,10 +19,12 @@ import type { ApiDeps, ZodApp } from './deps.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
 import { requestIdFor } from './request-id.ts';
 import { agentRoutes } from './routes/agents.ts';
+import { artifactRoutes } from './routes/artifacts.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { runRoutes } from './routes/runs.ts';
+import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { tokenRoutes } from './routes/tokens.ts';
@@ -109,6 +111,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   eventRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);
+  artifactRoutes(zodApp, deps);
+  scheduleRoutes(zodApp, deps);
 
   return app;
 }

@@ -2,7 +2,12 @@
 // the store bound to the calling run's tenant, agent and scope. Tools never see the
 // store itself. Each capability adds its port here.
 
+import type { MemoryPortDeps } from '../memory/tool-port.ts';
+import { createMemoryPort } from '../memory/tool-port.ts';
+import { createSchedulePort } from '../schedules/tool-port.ts';
 import type { Store } from '../store/store.ts';
+import type { ArtifactPort } from '../tools/builtin/artifact-port.ts';
+import type { WebPort } from '../tools/builtin/web-port.ts';
 import type { ToolPorts } from '../tools/tool.ts';
 
 export interface PortScope {
@@ -14,11 +19,28 @@ export interface PortScope {
 export interface ToolPortDeps {
   store: Store;
   now?: () => number;
+  /** The process's public-web client (main.ts builds it from `[web]`); absent = no web tools. */
+  web?: WebPort;
+  /** Memory service + maintainer scans (main.ts); absent = the memory tools answer unavailable. */
+  memory?: MemoryPortDeps;
 }
 
-export function createToolPorts(deps: ToolPortDeps, _scope: PortScope): ToolPorts {
+function artifactPortFor(store: Store, tenant: string): ArtifactPort {
+  return {
+    read: (path) => store.getArtifact(tenant, path),
+    write: (path, body, contentType, metadata) =>
+      store.putArtifact(tenant, path, { body, content_type: contentType, metadata }),
+    list: (prefix, limit, cursor) => store.listArtifacts(tenant, prefix, limit, cursor),
+  };
+}
+
+export function createToolPorts(deps: ToolPortDeps, scope: PortScope): ToolPorts {
   const now = deps.now ?? Date.now;
   return {
     now: () => new Date(now()),
+    artifacts: artifactPortFor(deps.store, scope.tenant),
+    schedules: createSchedulePort(deps.store, scope, now),
+    ...(deps.web ? { web: deps.web } : {}),
+    ...(deps.memory ? { memory: createMemoryPort(deps.memory, scope.tenant) } : {}),
   };
 }

@@ -8,6 +8,8 @@
 import type {
   Agent,
   AgentSpec,
+  Artifact,
+  ArtifactStat,
   ClaimedDelivery,
   Delivery,
   DeliveryOutcome,
@@ -15,11 +17,14 @@ import type {
   DeliveryStatus,
   EntryBody,
   JsonObject,
+  MisfirePolicy,
   Run,
   RunEntry,
   RunError,
   RunSource,
   RunStatus,
+  Schedule,
+  ScheduleTiming,
   Tenant,
   Thread,
   ThreadSummary,
@@ -147,6 +152,68 @@ export interface StoreStats {
   deliveries_by_status: Record<DeliveryStatus, number>;
 }
 
+// --- artifacts and schedules (built-in capabilities) ---
+
+export interface ArtifactWrite {
+  body: Uint8Array;
+  content_type: string;
+  metadata: JsonObject;
+}
+
+export interface ScheduleWrite {
+  agent: string;
+  scope: string;
+  payload: JsonObject;
+  timing: ScheduleTiming;
+  misfire: MisfirePolicy;
+  enabled: boolean;
+  delivery: DeliveryRequest | null;
+  /** Computed by the caller from the timing (the store never parses cron lines). */
+  next_fire_at: string | null;
+}
+
+/** The calling agent and scope of a schedule tool: it may only see and touch its own. */
+export interface ScheduleOwner {
+  agent: string;
+  scope: string;
+}
+
+export interface ScheduleFilter {
+  agent?: string;
+  scope?: string;
+}
+
+export type ScheduleFireInput =
+  | {
+      /** A due fire: refused unless the row still has this revision and next_fire_at. */
+      mode: 'due';
+      tenant: string;
+      name: string;
+      revision: number;
+      expected_next_fire_at: string;
+      /** null: a misfire skipped without a run. */
+      run: EnqueueRunInput | null;
+      /** The new next_fire_at; null disables the schedule (a fired `at`, no future time). */
+      next_fire_at: string | null;
+      /** Recorded as last_error (null clears it). */
+      note: string | null;
+    }
+  | {
+      /** POST …/trigger: a run now; next_fire_at and enabled stay as they are. */
+      mode: 'manual';
+      tenant: string;
+      name: string;
+      run: EnqueueRunInput;
+    };
+
+export interface ScheduleFireResult {
+  /** stale: another fire or a write got there first; nothing was changed. */
+  outcome: 'fired' | 'skipped' | 'stale' | 'agent_missing';
+  run: Run | null;
+  deduplicated: boolean;
+  schedule: Schedule | null;
+}
+
 /** Changes other parts of the process (waiters, workers, SSE) wake up on. */
 export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
@@ -246,4 +313,48 @@ export interface Store {
   claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]>;
   /** Throws DELIVERY_NOT_FOUND, CLAIM_TOKEN_MISMATCH, CLAIM_EXPIRED, DELIVERY_NOT_CLAIMED. */
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery>;
+
+  // --- artifacts and schedules (built-in capabilities) ---
+  /** Throws TENANT_NOT_FOUND. Paths are validated by the caller (artifactPathProblem). */
+  putArtifact(
+    tenant: string,
+    path: string,
+    input: ArtifactWrite,
+  ): Promise<{ artifact: ArtifactStat; created: boolean }>;
+  getArtifact(tenant: string, path: string): Promise<Artifact | null>;
+  /** Keyset paged by path; prefix is a plain byte prefix of the path. */
+  listArtifacts(
+    tenant: string,
+    prefix: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ArtifactStat>>;
+  deleteArtifact(tenant: string, path: string): Promise<boolean>;
+  /**
+   * Creates or replaces a schedule. Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, and
+   * SCHEDULE_NOT_FOUND when `owner` is given and the existing schedule is someone else's.
+   */
+  putSchedule(
+    tenant: string,
+    name: string,
+    input: ScheduleWrite,
+    owner?: ScheduleOwner,
+  ): Promise<{ schedule: Schedule; created: boolean }>;
+  getSchedule(tenant: string, name: string): Promise<Schedule | null>;
+  listSchedules(
+    tenant: string,
+    filter: ScheduleFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Schedule>>;
+  /** With `owner`, only that agent and scope's schedule is deleted (else false). */
+  deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean>;
+  /** Enabled schedules with next_fire_at <= the store clock, oldest first, at most `limit`. */
+  dueSchedules(limit: number): Promise<Schedule[]>;
+  /**
+   * One fire in one transaction: re-checks the schedule, enqueues the run (deduplicated
+   * by its request_id), advances next_fire_at. An agent that is gone disables the
+   * schedule with last_error instead. Fault point `schedule.fire.before_commit`.
+   */
+  fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult>;
 }

@@ -3,6 +3,10 @@
 
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../types.ts';
+import type { ArtifactPort } from './builtin/artifact-port.ts';
+import type { SchedulePort } from './builtin/schedule-port.ts';
+import type { MemoryPort } from './builtin/memory-port.ts';
+import type { WebPort } from './builtin/web-port.ts';
 
 export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
@@ -14,6 +18,15 @@ export type ToolEffect = (typeof TOOL_EFFECTS)[number];
 export interface ToolPorts {
   /** The current time; injectable so clock-dependent tools are testable. */
   now(): Date;
+  // Capability ports (built-in capabilities). Optional: a context without one (unit
+  // tests, a store without the capability) makes the tool answer with a clear error.
+  artifacts?: ArtifactPort;
+  /** Bound to the calling agent and scope. */
+  schedules?: SchedulePort;
+  /** Absent when the process has no web client. */
+  web?: WebPort;
+  /** Bound to the run's tenant; absent when the process has no memory service. */
+  memory?: MemoryPort;
 }
 
 export interface ToolContext {

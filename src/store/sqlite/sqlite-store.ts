@@ -7,6 +7,8 @@ import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
 import type {
   Agent,
   AgentSpec,
+  Artifact,
+  ArtifactStat,
   ClaimedDelivery,
   Delivery,
   DeliveryStatus,
@@ -14,6 +16,7 @@ import type {
   Run,
   RunEntry,
   RunStatus,
+  Schedule,
   Tenant,
   Thread,
   ThreadSummary,
@@ -21,6 +24,7 @@ import type {
   TraceEvent,
 } from '../../types.ts';
 import type {
+  ArtifactWrite,
   ChangeListener,
   ClaimedRun,
   ClaimOptions,
@@ -35,10 +39,16 @@ import type {
   Page,
   ProgressInput,
   RunFilter,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  ScheduleOwner,
+  ScheduleWrite,
   Store,
   StoreStats,
   TokenLookup,
 } from '../store.ts';
+import * as artifacts from './artifacts.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { DataDirLock } from './lock.ts';
@@ -46,6 +56,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
+import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
 import * as trace from './trace.ts';
@@ -242,5 +253,56 @@ export class SqliteStore implements Store {
     input: DeliveryAckInput,
   ): Promise<Delivery> {
     return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+  }
+
+  // --- artifacts and schedules (built-in capabilities) ---
+  async putArtifact(
+    tenant: string,
+    path: string,
+    input: ArtifactWrite,
+  ): Promise<{ artifact: ArtifactStat; created: boolean }> {
+    return artifacts.putArtifact(this.ctx, tenant, path, input);
+  }
+  async getArtifact(tenant: string, path: string): Promise<Artifact | null> {
+    return artifacts.getArtifact(this.ctx, tenant, path);
+  }
+  async listArtifacts(
+    tenant: string,
+    prefix: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ArtifactStat>> {
+    return artifacts.listArtifacts(this.ctx, tenant, prefix, limit, cursor);
+  }
+  async deleteArtifact(tenant: string, path: string): Promise<boolean> {
+    return artifacts.deleteArtifact(this.ctx, tenant, path);
+  }
+  async putSchedule(
+    tenant: string,
+    name: string,
+    input: ScheduleWrite,
+    owner?: ScheduleOwner,
+  ): Promise<{ schedule: Schedule; created: boolean }> {
+    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+  }
+  async getSchedule(tenant: string, name: string): Promise<Schedule | null> {
+    return schedules.getSchedule(this.ctx, tenant, name);
+  }
+  async listSchedules(
+    tenant: string,
+    filter: ScheduleFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Schedule>> {
+    return schedules.listSchedules(this.ctx, tenant, filter, limit, cursor);
+  }
+  async deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
+    return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+  }
+  async dueSchedules(limit: number): Promise<Schedule[]> {
+    return schedules.dueSchedules(this.ctx, limit);
+  }
+  async fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult> {
+    return schedules.fireSchedule(this.ctx, input);
   }
 }

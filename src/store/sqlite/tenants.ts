@@ -7,6 +7,7 @@ import type { StoreContext } from './context.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { iso, toAgent, toTenant } from './rows.ts';
+import { disableSchedulesOfAgent } from './schedules.ts';
 
 function tenantRow(ctx: StoreContext, name: string): TenantRow | undefined {
   return ctx.sql('SELECT * FROM tenants WHERE name = ?').get(name) as TenantRow | undefined;
@@ -194,6 +195,7 @@ export function deleteAgent(ctx: StoreContext, tenant: string, name: string): bo
       { tenant, agent: name },
       { code: 'AGENT_NOT_FOUND', message: `agent ${name} was deleted` },
     );
+    disableSchedulesOfAgent(ctx, tenant, name);
     return true;
   });
 }

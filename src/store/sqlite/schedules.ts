@@ -1,0 +1,289 @@
+// Schedules: the resource, the due lookup and the one-transaction fire (enqueue the run
+// and advance next_fire_at together, so a crash can neither lose nor double a fire).
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, MisfirePolicy, Schedule, ScheduleTiming } from '../../types.ts';
+import type {
+  Page,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  ScheduleOwner,
+  ScheduleWrite,
+  StoreChange,
+} from '../store.ts';
+import type { StoreContext } from './context.ts';
+import { decodeCursor, encodeCursor, iso, isoOrNull, parseJson } from './rows.ts';
+import { enqueueRun } from './runs.ts';
+import { requireTenant } from './tenants.ts';
+
+interface ScheduleRow {
+  tenant: string;
+  name: string;
+  agent: string;
+  scope: string;
+  payload: string;
+  timing: string;
+  misfire: MisfirePolicy;
+  delivery_destination: string | null;
+  enabled: number;
+  next_fire_at: number | null;
+  last_fired_at: number | null;
+  last_run_id: string | null;
+  last_error: string | null;
+  revision: number;
+  created_at: number;
+  updated_at: number;
+}
+
+function toSchedule(row: ScheduleRow): Schedule {
+  const timing = parseJson<ScheduleTiming>(row.timing);
+  return {
+    tenant: row.tenant,
+    name: row.name,
+    agent: row.agent,
+    scope: row.scope,
+    payload: parseJson<JsonObject>(row.payload),
+    cron: timing.kind === 'cron' ? timing.cron : null,
+    timezone: timing.kind === 'cron' ? timing.timezone : null,
+    every_ms: timing.kind === 'every' ? timing.every_ms : null,
+    at: timing.kind === 'at' ? timing.at : null,
+    misfire: row.misfire,
+    delivery: row.delivery_destination === null ? null : { destination: row.delivery_destination },
+    enabled: row.enabled === 1,
+    next_fire_at: isoOrNull(row.next_fire_at),
+    last_fired_at: isoOrNull(row.last_fired_at),
+    last_run_id: row.last_run_id,
+    last_error: row.last_error,
+    revision: row.revision,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+function scheduleRow(ctx: StoreContext, tenant: string, name: string): ScheduleRow | undefined {
+  return ctx.sql('SELECT * FROM schedules WHERE tenant = ? AND name = ?').get(tenant, name) as
+    ScheduleRow | undefined;
+}
+
+function msOrNull(text: string | null): number | null {
+  return text === null ? null : Date.parse(text);
+}
+
+function owns(row: ScheduleRow, owner: ScheduleOwner | undefined): boolean {
+  return owner === undefined || (row.agent === owner.agent && row.scope === owner.scope);
+}
+
+export function putSchedule(
+  ctx: StoreContext,
+  tenant: string,
+  name: string,
+  input: ScheduleWrite,
+  owner: ScheduleOwner | undefined,
+): { schedule: Schedule; created: boolean } {
+  return ctx.write(() => {
+    requireTenant(ctx, tenant);
+    if (!ctx.sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?').get(tenant, input.agent)) {
+      throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+    }
+    const existing = scheduleRow(ctx, tenant, name);
+    // A tool may only replace its own agent and scope's schedule; another's is reported
+    // as missing so its existence does not leak.
+    if (existing && !owns(existing, owner)) {
+      throw new KeelError(
+        'SCHEDULE_NOT_FOUND',
+        `schedule ${name} belongs to another agent or scope`,
+      );
+    }
+    const now = ctx.now();
+    const { kind: _kind, ...timingFields } = input.timing;
+    const values = [
+      input.agent,
+      input.scope,
+      JSON.stringify(input.payload),
+      JSON.stringify({ kind: input.timing.kind, ...timingFields }),
+      input.misfire,
+      input.delivery?.destination ?? null,
+      input.enabled ? 1 : 0,
+      input.enabled ? msOrNull(input.next_fire_at) : null,
+    ];
+    if (existing) {
+      // A replaced schedule starts over: last_error is cleared, history fields stay.
+      ctx
+        .sql(
+          `UPDATE schedules SET agent = ?, scope = ?, payload = ?, timing = ?, misfire = ?,
+             delivery_destination = ?, enabled = ?, next_fire_at = ?, last_error = NULL,
+             revision = revision + 1, updated_at = ?
+           WHERE tenant = ? AND name = ?`,
+        )
+        .run(...values, Math.max(now, existing.updated_at + 1), tenant, name);
+    } else {
+      ctx
+        .sql(
+          `INSERT INTO schedules (agent, scope, payload, timing, misfire, delivery_destination,
+             enabled, next_fire_at, tenant, name, revision, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+        )
+        .run(...values, tenant, name, now, now);
+    }
+    return {
+      schedule: toSchedule(scheduleRow(ctx, tenant, name) as ScheduleRow),
+      created: !existing,
+    };
+  });
+}
+
+export function getSchedule(ctx: StoreContext, tenant: string, name: string): Schedule | null {
+  const row = scheduleRow(ctx, tenant, name);
+  return row ? toSchedule(row) : null;
+}
+
+export function listSchedules(
+  ctx: StoreContext,
+  tenant: string,
+  filter: ScheduleFilter,
+  limit: number,
+  cursor?: string,
+): Page<Schedule> {
+  const where = ['tenant = ?'];
+  const params: (string | number)[] = [tenant];
+  for (const field of ['agent', 'scope'] as const) {
+    const value = filter[field];
+    if (value !== undefined) {
+      where.push(`${field} = ?`);
+      params.push(value);
+    }
+  }
+  if (cursor !== undefined) {
+    where.push('name > ?');
+    params.push(decodeCursor(cursor, ['string'])[0] as string);
+  }
+  const rows = ctx
+    .sql(`SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT ?`)
+    .all(...params, limit + 1) as ScheduleRow[];
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toSchedule),
+    next_cursor: rows.length > limit && last ? encodeCursor([last.name]) : null,
+  };
+}
+
+export function deleteSchedule(
+  ctx: StoreContext,
+  tenant: string,
+  name: string,
+  owner: ScheduleOwner | undefined,
+): boolean {
+  return ctx.write(() => {
+    const row = scheduleRow(ctx, tenant, name);
+    if (!row || !owns(row, owner)) return false;
+    ctx.sql('DELETE FROM schedules WHERE tenant = ? AND name = ?').run(tenant, name);
+    return true;
+  });
+}
+
+export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {
+  const rows = ctx
+    .sql(
+      `SELECT * FROM schedules INDEXED BY schedules_due
+       WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
+       ORDER BY next_fire_at LIMIT ?`,
+    )
+    .all(ctx.now(), limit) as ScheduleRow[];
+  return rows.map(toSchedule);
+}
+
+/**
+ * Called inside deleteAgent's transaction: the agent's schedules stop at once instead
+ * of failing every tick (spec/http-api.md, agents).
+ */
+export function disableSchedulesOfAgent(ctx: StoreContext, tenant: string, agent: string): void {
+  ctx
+    .sql(
+      `UPDATE schedules SET enabled = 0, next_fire_at = NULL, last_error = ?,
+         revision = revision + 1, updated_at = ?
+       WHERE tenant = ? AND agent = ? AND enabled = 1`,
+    )
+    .run(`agent ${agent} was deleted`, ctx.now(), tenant, agent);
+}
+
+function disableForMissingAgent(ctx: StoreContext, row: ScheduleRow): void {
+  ctx
+    .sql(
+      `UPDATE schedules SET enabled = 0, next_fire_at = NULL, last_error = ?,
+         revision = revision + 1, updated_at = ? WHERE tenant = ? AND name = ?`,
+    )
+    .run(`agent ${row.agent} not found: schedule disabled`, ctx.now(), row.tenant, row.name);
+}
+
+export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): ScheduleFireResult {
+  return ctx.write((_changes: StoreChange[]) => {
+    const row = scheduleRow(ctx, input.tenant, input.name);
+    if (!row) {
+      if (input.mode === 'manual') {
+        throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${input.name} not found`);
+      }
+      return { outcome: 'stale', run: null, deduplicated: false, schedule: null };
+    }
+    // The guard against a second scheduler (or a PUT) that got there first: the fire was
+    // computed from this exact revision and due time, or it is not applied at all.
+    if (
+      input.mode === 'due' &&
+      (row.enabled !== 1 ||
+        row.revision !== input.revision ||
+        row.next_fire_at !== Date.parse(input.expected_next_fire_at))
+    ) {
+      return { outcome: 'stale', run: null, deduplicated: false, schedule: toSchedule(row) };
+    }
+    const run = input.run;
+    if (
+      run !== null &&
+      !ctx.sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?').get(row.tenant, row.agent)
+    ) {
+      disableForMissingAgent(ctx, row);
+      ctx.failpoints.hit('schedule.fire.before_commit');
+      const disabled = toSchedule(scheduleRow(ctx, input.tenant, input.name) as ScheduleRow);
+      return { outcome: 'agent_missing', run: null, deduplicated: false, schedule: disabled };
+    }
+    const now = ctx.now();
+    // Nested: the enqueue becomes a savepoint of this transaction, so the run and the
+    // advance commit (or roll back) together. Its change notifications go out when it
+    // returns, which is still inside this synchronous transaction: listeners only
+    // schedule work, and by the time that work runs the transaction has ended.
+    const enqueued = run === null ? null : enqueueRun(ctx, run);
+    if (input.mode === 'due') {
+      ctx
+        .sql(
+          `UPDATE schedules SET next_fire_at = ?, enabled = ?, last_fired_at = ?,
+             last_run_id = COALESCE(?, last_run_id), last_error = ?, revision = revision + 1,
+             updated_at = ?
+           WHERE tenant = ? AND name = ?`,
+        )
+        .run(
+          msOrNull(input.next_fire_at),
+          input.next_fire_at === null ? 0 : 1,
+          enqueued ? now : row.last_fired_at,
+          enqueued?.run.run_id ?? null,
+          input.note,
+          now,
+          input.tenant,
+          input.name,
+        );
+    } else if (enqueued) {
+      ctx
+        .sql(
+          `UPDATE schedules SET last_fired_at = ?, last_run_id = ?, updated_at = ?
+           WHERE tenant = ? AND name = ?`,
+        )
+        .run(now, enqueued.run.run_id, now, input.tenant, input.name);
+    }
+    ctx.failpoints.hit('schedule.fire.before_commit');
+    return {
+      outcome: enqueued ? 'fired' : 'skipped',
+      run: enqueued?.run ?? null,
+      deduplicated: enqueued?.deduplicated ?? false,
+      schedule: toSchedule(scheduleRow(ctx, input.tenant, input.name) as ScheduleRow),
+    };
+  });
+}

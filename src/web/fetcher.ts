@@ -1,0 +1,258 @@
+// web_fetch's network path, the public-web boundary of spec/tools.md:
+//   * http/https only; every hop (at most 5 redirects, followed by hand) is checked again;
+//   * the host is resolved once per hop and EVERY address must be public (address.ts),
+//     unless the host is in `[web] allow_hosts` — the only opening;
+//   * the connection is pinned to the checked address: the hop's undici Agent gets a
+//     `connect.lookup` that answers with that address and never asks DNS again, so an
+//     answer that changes between check and connect (rebinding) is never used;
+//   * 20 s per hop, 1 MiB of body at most (identity encoding, so the cap is on what is
+//     decoded), text-like content types only; HTML reduced to title + text.
+
+import { lookup as dnsLookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
+import { Agent, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { FetchedPage } from '../tools/builtin/web-port.ts';
+import type { ParsedAddress } from './address.ts';
+import { classifyAddress, formatAddress, parseIpLiteral } from './address.ts';
+import { WebError } from './errors.ts';
+import { htmlToText } from './html.ts';
+
+export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
+
+export const defaultResolver: Resolver = (hostname) =>
+  dnsLookup(hostname, { all: true, verbatim: true });
+
+export interface FetcherOptions {
+  /** DNS, injectable so tests simulate answers. Default: dns.promises.lookup, all addresses. */
+  resolve?: Resolver;
+  /** Host names or IP literals that may be non-public (config `[web] allow_hosts`). */
+  allowHosts?: readonly string[];
+  maxRedirects?: number;
+  hopTimeoutMs?: number;
+  maxBytes?: number;
+  /**
+   * Builds the connection for one hop, pinned to `address`. Tests wrap it to watch every
+   * connection attempt; the default is an undici Agent with a pinning lookup.
+   */
+  dispatcherFor?: (address: ParsedAddress, hostname: string, timeoutMs: number) => Dispatcher;
+  userAgent?: string;
+}
+
+export const WEB_LIMITS = { maxRedirects: 5, hopTimeoutMs: 20_000, maxBytes: 1_048_576 } as const;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const TEXT_CONTENT =
+  /^(text\/[\w.+-]+|application\/([\w.+-]*\+)?(json|xml)|application\/(javascript|x-ndjson|ld\+json|rss\+xml|atom\+xml|xhtml\+xml))$/i;
+
+/** The hostname as compared with allow_hosts: lower case, no trailing dot, IPs canonical. */
+export function canonicalHost(host: string): string {
+  const bare = host.toLowerCase().replace(/\.+$/, '');
+  const literal = parseIpLiteral(bare);
+  return literal ? formatAddress(literal) : bare.replace(/^\[|\]$/g, '');
+}
+
+/** An undici Agent whose every connection goes to `address`, whatever DNS says later. */
+export function pinnedAgent(address: ParsedAddress, timeoutMs: number): Agent {
+  const text = formatAddress(address);
+  const lookup = (
+    _hostname: string,
+    options: { all?: boolean } | undefined,
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    if (options?.all) callback(null, [{ address: text, family: address.family }]);
+    else callback(null, text, address.family);
+  };
+  return new Agent({
+    connect: { lookup, timeout: timeoutMs } as unknown as Agent.Options['connect'],
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connections: 1,
+    pipelining: 0,
+  });
+}
+
+function parseUrl(text: string, base?: URL): URL {
+  let url: URL;
+  try {
+    url = base ? new URL(text, base) : new URL(text);
+  } catch {
+    throw new WebError('WEB_INVALID_URL', `not a valid URL: ${text.slice(0, 200)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new WebError(
+      'WEB_SCHEME_NOT_ALLOWED',
+      `only http and https URLs are fetched, not ${url.protocol}`,
+    );
+  }
+  return url;
+}
+
+function mediaType(header: string | string[] | undefined): {
+  type: string;
+  charset: string | null;
+} {
+  const value = (Array.isArray(header) ? header[0] : header) ?? 'text/plain';
+  const [type = '', ...params] = value.split(';');
+  const charset = params
+    .map((param) => /^\s*charset\s*=\s*"?([\w.:-]+)"?\s*$/i.exec(param)?.[1])
+    .find(Boolean);
+  return { type: type.trim().toLowerCase(), charset: charset ?? null };
+}
+
+function decode(bytes: Buffer, charset: string | null): string {
+  try {
+    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
+  } catch {
+    return new TextDecoder('utf-8').decode(bytes);
+  }
+}
+
+export type Fetcher = (url: string, signal: AbortSignal) => Promise<FetchedPage>;
+
+export function createFetcher(options: FetcherOptions = {}): Fetcher {
+  const resolve = options.resolve ?? defaultResolver;
+  const allowed = new Set((options.allowHosts ?? []).map(canonicalHost));
+  const maxRedirects = options.maxRedirects ?? WEB_LIMITS.maxRedirects;
+  const hopTimeoutMs = options.hopTimeoutMs ?? WEB_LIMITS.hopTimeoutMs;
+  const maxBytes = options.maxBytes ?? WEB_LIMITS.maxBytes;
+  const dispatcherFor =
+    options.dispatcherFor ?? ((address, _host, timeout) => pinnedAgent(address, timeout));
+
+  /** The one address this hop may connect to, after checking every address of the host. */
+  async function checkedAddress(url: URL): Promise<ParsedAddress> {
+    const host = canonicalHost(url.hostname);
+    const isAllowed = allowed.has(host);
+    let addresses: ParsedAddress[];
+    const literal = parseIpLiteral(url.hostname);
+    if (literal) {
+      addresses = [literal];
+    } else {
+      if (!isAllowed && (host === 'localhost' || host.endsWith('.localhost'))) {
+        throw new WebError('WEB_ADDRESS_BLOCKED', `${host} is a loopback name`);
+      }
+      let answers: { address: string }[];
+      try {
+        answers = await resolve(host);
+      } catch (error) {
+        throw new WebError('WEB_DNS_FAILED', `cannot resolve ${host}: ${(error as Error).message}`);
+      }
+      addresses = answers.map((answer) => {
+        const parsed = parseIpLiteral(answer.address);
+        if (!parsed) throw new WebError('WEB_DNS_FAILED', `${host} resolved to a non-address`);
+        return parsed;
+      });
+      if (addresses.length === 0) throw new WebError('WEB_DNS_FAILED', `${host} has no address`);
+    }
+    if (!isAllowed) {
+      for (const address of addresses) {
+        const verdict = classifyAddress(address);
+        if (!verdict.public) {
+          throw new WebError(
+            'WEB_ADDRESS_BLOCKED',
+            `${host} is not public: ${formatAddress(address)} is ${verdict.reason}`,
+          );
+        }
+      }
+    }
+    // Credentials in a URL are never sent (checked after the address, which is the
+    // host the URL really names: "http://public@127.0.0.1/" is 127.0.0.1).
+    if (url.username !== '' || url.password !== '') {
+      throw new WebError('WEB_INVALID_URL', 'URLs with credentials (user:pass@) are not fetched');
+    }
+    return addresses[0] as ParsedAddress;
+  }
+
+  async function hop(
+    url: URL,
+    signal: AbortSignal,
+  ): Promise<Dispatcher.ResponseData & { dispatcher: Dispatcher }> {
+    const address = await checkedAddress(url);
+    const dispatcher = dispatcherFor(address, url.hostname, hopTimeoutMs);
+    try {
+      const response = await request(url, {
+        dispatcher,
+        method: 'GET',
+        signal: AbortSignal.any([signal, AbortSignal.timeout(hopTimeoutMs)]),
+        headers: {
+          'user-agent': options.userAgent ?? 'keel-web-fetch/1',
+          accept: 'text/html, text/plain, application/json, application/xml;q=0.9, text/*;q=0.8',
+          'accept-encoding': 'identity',
+        },
+      });
+      return { ...response, dispatcher };
+    } catch (error) {
+      await dispatcher.close().catch(() => undefined);
+      if (signal.aborted) throw error;
+      const name = (error as Error).name;
+      if (name === 'TimeoutError' || /timeout/i.test(String((error as { code?: unknown }).code))) {
+        throw new WebError('WEB_TIMEOUT', `no answer from ${url.host} within ${hopTimeoutMs} ms`);
+      }
+      throw new WebError(
+        'WEB_FETCH_FAILED',
+        `fetching ${url.host} failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async function readCapped(
+    body: Dispatcher.ResponseData['body'],
+  ): Promise<{ bytes: Buffer; truncated: boolean }> {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const room = maxBytes - total;
+      if (chunk.length > room) {
+        chunks.push(chunk.subarray(0, room));
+        body.destroy();
+        return { bytes: Buffer.concat(chunks), truncated: true };
+      }
+      chunks.push(chunk);
+      total += chunk.length;
+    }
+    return { bytes: Buffer.concat(chunks), truncated: false };
+  }
+
+  return async function fetchPublic(text, signal) {
+    let url = parseUrl(text);
+    for (let redirects = 0; ; redirects += 1) {
+      const response = await hop(url, signal);
+      try {
+        const location = response.headers.location;
+        if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
+          response.body.destroy();
+          if (redirects >= maxRedirects) {
+            throw new WebError('WEB_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
+          }
+          url = parseUrl(location, url);
+          continue;
+        }
+        if (response.statusCode < 200 || response.statusCode > 299) {
+          response.body.destroy();
+          throw new WebError('WEB_HTTP_STATUS', `${url.host} answered HTTP ${response.statusCode}`);
+        }
+        const { type, charset } = mediaType(response.headers['content-type']);
+        if (!TEXT_CONTENT.test(type)) {
+          response.body.destroy();
+          throw new WebError('WEB_CONTENT_TYPE', `content type ${type || '(none)'} is not text`);
+        }
+        const { bytes, truncated } = await readCapped(response.body);
+        const decoded = decode(bytes, charset);
+        const page =
+          type === 'text/html' || type === 'application/xhtml+xml'
+            ? htmlToText(decoded)
+            : { title: null, text: decoded };
+        return {
+          url: url.href,
+          status: response.statusCode,
+          content_type: type,
+          title: page.title,
+          text: page.text,
+          truncated,
+        };
+      } finally {
+        await response.dispatcher.close().catch(() => undefined);
+      }
+    }
+  };
+}

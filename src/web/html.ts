@@ -1,0 +1,78 @@
+// HTML to readable text, without a DOM: the <title>, then the visible text with
+// script, style, navigation and other non-content blocks dropped, tags removed,
+// entities decoded and whitespace collapsed. Good enough for a model to read a page;
+// it is not a renderer.
+
+const DROPPED_BLOCKS = [
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'canvas',
+  'nav',
+  'head',
+  'iframe',
+  'object',
+];
+const BLOCK_TAGS =
+  /<\/?(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|main|aside|blockquote|pre|hr|dd|dt|dl)\b[^>]*>/gi;
+
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: ' ',
+  mdash: '—',
+  ndash: '–',
+  hellip: '…',
+  copy: '©',
+  reg: '®',
+  laquo: '«',
+  raquo: '»',
+  rsquo: '’',
+  lsquo: '‘',
+  rdquo: '”',
+  ldquo: '“',
+};
+
+export function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, entity: string) => {
+    if (entity.startsWith('#')) {
+      const code =
+        entity[1] === 'x' || entity[1] === 'X'
+          ? parseInt(entity.slice(2), 16)
+          : Number(entity.slice(1));
+      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+        ? String.fromCodePoint(code)
+        : whole;
+    }
+    return NAMED_ENTITIES[entity.toLowerCase()] ?? whole;
+  });
+}
+
+function collapse(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/[ \t\f\v\r\u00a0]+/g, ' ').trim())
+    .filter((line, index, lines) => line !== '' || (index > 0 && lines[index - 1] !== ''))
+    .join('\n')
+    .trim();
+}
+
+export function htmlToText(html: string): { title: string | null; text: string } {
+  const titleMatch = /<title\b[^>]*>([\s\S]*?)<\/title\s*>/i.exec(html);
+  const title = titleMatch
+    ? collapse(decodeEntities(titleMatch[1] ?? '').replace(/\s+/g, ' '))
+    : null;
+  let body = html.replace(/<!--[\s\S]*?-->/g, ' ');
+  for (const tag of DROPPED_BLOCKS) {
+    body = body.replace(new RegExp(`<${tag}\\b[^>]*>[\\s\\S]*?<\\/${tag}\\s*>`, 'gi'), ' ');
+    // An unclosed block (truncated page) is dropped to the end.
+    body = body.replace(new RegExp(`<${tag}\\b[^>]*>[\\s\\S]*$`, 'i'), ' ');
+  }
+  body = body.replace(BLOCK_TAGS, '\n').replace(/<[^>]*>/g, ' ');
+  return { title: title === '' ? null : title, text: collapse(decodeEntities(body)) };
+}
