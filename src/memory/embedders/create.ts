@@ -12,12 +12,10 @@ import { join } from 'node:path';
 
 export const EMBEDDER_FORMS = 'glove-sif, hash, openai:<provider>/<model>, onnx:<dir>';
 
-export interface EmbedderConfig {
-  embedder: string;
-  data_dir: string;
-  providers: KeelConfig['providers'];
-  provider_keys: KeelConfig['provider_keys'];
-}
+export type EmbedderConfig = Pick<
+  KeelConfig,
+  'memory' | 'data_dir' | 'providers' | 'provider_keys'
+>;
 
 function invalid(message: string): KeelError {
   return new KeelError('CONFIG_INVALID', `memory.embedder: ${message}`);
@@ -27,7 +25,7 @@ export function createEmbedder(
   config: EmbedderConfig,
   options: { onBuildProgress?: (fraction: number) => void } = {},
 ): Embedder {
-  const spec = config.embedder;
+  const spec = config.memory.embedder;
   if (spec === 'glove-sif') {
     return createGloveSifEmbedder({
       cacheDir: join(config.data_dir, 'cache'),

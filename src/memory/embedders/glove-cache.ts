@@ -210,13 +210,14 @@ export type Progress = (fraction: number) => void;
 
 /**
  * Parses the source JSON in chunks and writes the cache (atomically: temp file, then
- * rename). Returns the loaded vectors.
+ * rename). Returns the loaded vectors. Yields to the event loop after every chunk, so
+ * a server that builds the cache on its first memory call keeps serving meanwhile.
  */
-export function buildGloveCache(
+export async function buildGloveCache(
   source: GloveSource,
   cachePath: string,
   progress: Progress = () => undefined,
-): GloveVectors {
+): Promise<GloveVectors> {
   const fd = openSync(source.path, 'r');
   let pending = Buffer.alloc(0);
   let position = 0;
@@ -307,6 +308,7 @@ export function buildGloveCache(
         pending = Buffer.from(bytes.subarray(at));
       }
       progress(Math.min(1, position / source.size));
+      await new Promise((resolve) => setImmediate(resolve));
     }
   } finally {
     closeSync(fd);

@@ -128,26 +128,31 @@ export function firstComponent(rows: readonly Float32Array[], dimension: number)
 }
 
 /** Loads the cache, building it from the source first when missing or outdated. */
-export function loadSifModel(options: GloveSifOptions): SifModel {
+export async function loadSifModel(options: GloveSifOptions): Promise<SifModel> {
   const source: GloveSource = describeSource(options.sourcePath ?? defaultGloveSourcePath());
   const cachePath = cachePathFor(options.cacheDir);
   const vectors =
     loadGloveCache(cachePath, source) ??
-    buildGloveCache(source, cachePath, options.onBuildProgress);
+    (await buildGloveCache(source, cachePath, options.onBuildProgress));
   return new SifModel(vectors);
 }
 
 export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
-  let model: SifModel | null = null;
-  const ready = (): SifModel => (model ??= loadSifModel(options));
+  // One load per embedder: concurrent first calls share it.
+  let model: Promise<SifModel> | null = null;
+  const ready = (): Promise<SifModel> =>
+    (model ??= loadSifModel(options).catch((error: unknown) => {
+      model = null; // a failed load (missing package, full disk) is tried again next time
+      throw error;
+    }));
   return {
     id: 'glove-sif',
     embed: async (texts) => {
-      const loaded = ready();
+      const loaded = await ready();
       return texts.map((text) => loaded.embed(text));
     },
     warm: async () => {
-      ready();
+      await ready();
     },
   };
 }

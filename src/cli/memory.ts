@@ -1,0 +1,63 @@
+// `keel memory reindex`: re-embeds every fact whose vector was made by another embedder
+// than the configured one, in batches, each batch one transaction. Resumable by
+// construction: an interrupted run leaves finished batches done, and running it again
+// picks up exactly the facts that are still stale. Progress goes to stderr.
+// It takes the data-dir lock, so it refuses while a server owns the data dir.
+
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { inertFailpoints } from '../failpoints.ts';
+import { openStore } from '../main.ts';
+import { createEmbedder } from '../memory/embedders/create.ts';
+import { createMemoryService } from '../memory/service.ts';
+import { UsageError } from './errors.ts';
+
+export const MEMORY_USAGE = `keel memory reindex [--batch-size N] [--config FILE] [--data-dir DIR] [--store-url URL]`;
+
+export async function memoryCommand(
+  argv: string[],
+  print: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  progress: (text: string) => void = (text) => process.stderr.write(text),
+): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      'batch-size': { type: 'string' },
+      config: { type: 'string' },
+      'data-dir': { type: 'string' },
+      'store-url': { type: 'string' },
+    },
+  });
+  const [action, ...rest] = positionals;
+  if (action !== 'reindex')
+    throw new UsageError(`memory: expected "reindex", got "${action ?? ''}"`);
+  if (rest.length > 0) throw new UsageError(`memory reindex takes no arguments: ${rest[0]}`);
+  const batchSize = values['batch-size'] === undefined ? 256 : Number(values['batch-size']);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+    throw new UsageError('--batch-size: expected an integer 1–10000');
+  }
+  const config = loadConfig({
+    config: values.config,
+    data_dir: values['data-dir'],
+    store_url: values['store-url'],
+  });
+  const store = await openStore(config, inertFailpoints);
+  try {
+    const memory = createMemoryService({ store, embedder: createEmbedder(config) });
+    const started = Date.now();
+    const report = await memory.reindex({
+      batchSize,
+      onProgress: (done, total) =>
+        progress(`\rmemory reindex (${memory.embedderId}): ${done}/${total}`),
+    });
+    if (report.stale > 0) progress('\n');
+    print(
+      `reindexed ${report.reindexed} of ${report.stale} facts for embedder ${report.embedder} in ${Date.now() - started} ms; ${report.remaining} still stale`,
+    );
+    return report.remaining === 0 ? 0 : 1;
+  } finally {
+    await store.close();
+  }
+}
