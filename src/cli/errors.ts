@@ -2,6 +2,7 @@
 // code and message, anything else exits 1 with its message (never a stack by default).
 
 import { isKeelError } from '../errors.ts';
+import { ApiError } from './client.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -20,6 +21,11 @@ export function exitCodeFor(error: unknown, write: (line: string) => void): numb
   if (error instanceof UsageError || isParseArgsError(error)) {
     write(`keel: ${(error as Error).message}\nRun "keel --help" for usage.`);
     return 2;
+  }
+  // The API's own code and message (client commands talking to a server).
+  if (error instanceof ApiError) {
+    write(`keel: ${error.code}: ${error.message}`);
+    return 1;
   }
   if (isKeelError(error)) {
     write(`keel: ${error.code}: ${error.message}`);

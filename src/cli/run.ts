@@ -1,14 +1,39 @@
 // The `keel` dispatcher: one file per command, usage errors exit 2, errors exit 1.
 
+import { CHAT_USAGE, chatCommand } from './chat.ts';
+import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
+import { FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
+import { RUNS_USAGE, runsCommand } from './runs.ts';
 import { SERVE_USAGE, serveCommand } from './serve.ts';
+import {
+  AGENT_USAGE,
+  TENANT_USAGE,
+  TOKEN_USAGE,
+  agentCommand,
+  tenantCommand,
+  tokenCommand,
+} from './setup.ts';
+import { TURN_USAGE, turnCommand } from './turn.ts';
 
 type Command = (argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string; about: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE, about: 'run the API and workers' },
   migrate: { run: migrateCommand, usage: MIGRATE_USAGE, about: 'apply schema migrations' },
+  demo: { run: demoCommand, usage: DEMO_USAGE, about: 'the self-contained tour (no keys needed)' },
+  'fixture-model': {
+    run: fixtureModelCommand,
+    usage: FIXTURE_MODEL_USAGE,
+    about: 'the deterministic OpenAI-compatible test model',
+  },
+  turn: { run: turnCommand, usage: TURN_USAGE, about: 'submit a turn' },
+  chat: { run: chatCommand, usage: CHAT_USAGE, about: 'interactive terminal channel on one scope' },
+  runs: { run: runsCommand, usage: RUNS_USAGE, about: 'inspect and control runs' },
+  tenant: { run: tenantCommand, usage: TENANT_USAGE, about: 'create a tenant' },
+  token: { run: tokenCommand, usage: TOKEN_USAGE, about: 'create a tenant token' },
+  agent: { run: agentCommand, usage: AGENT_USAGE, about: 'create or replace an agent' },
 };
 
 export function usage(): string {

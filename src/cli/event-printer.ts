@@ -1,0 +1,95 @@
+// How run events look in a terminal (`keel turn --stream`, `keel chat`, the demo): the
+// answer as it streams, tool calls and their results as they happen, then the outcome.
+
+import type { StreamEvent } from './client.ts';
+
+export interface PrintedOutcome {
+  status: 'succeeded' | 'failed' | 'cancelled' | null;
+  reply: string | null;
+  error: { code: string; message: string } | null;
+}
+
+function compact(value: unknown, max = 160): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The reply text of a run output: `reply` when present, else the JSON object. */
+export function replyText(output: unknown): string {
+  const reply = (output as { reply?: unknown } | null)?.reply;
+  return typeof reply === 'string' ? reply : JSON.stringify(output);
+}
+
+export class EventPrinter {
+  private streamedStep: number | null = null;
+  private midLine = false;
+  readonly outcome: PrintedOutcome = { status: null, reply: null, error: null };
+
+  constructor(
+    private readonly write: (text: string) => void,
+    private readonly options: { answerPrefix?: string; verbose?: boolean } = {},
+  ) {}
+
+  private line(text: string): void {
+    if (this.midLine) this.write('\n');
+    this.midLine = false;
+    this.write(`${text}\n`);
+  }
+
+  take(event: StreamEvent): void {
+    const data = event.data ?? {};
+    switch (event.type) {
+      case 'model.delta':
+        if (this.streamedStep !== data.step) {
+          if (this.midLine) this.write('\n');
+          this.write(this.options.answerPrefix ?? '');
+          this.streamedStep = data.step as number;
+        }
+        this.write(String(data.text));
+        this.midLine = true;
+        return;
+      case 'tool.call':
+        this.line(`  → ${data.name}${data.arguments === undefined ? '' : ` ${data.arguments}`}`);
+        return;
+      case 'tool.result':
+        this.line(
+          data.ok
+            ? `  ← ${data.name}: ${compact(data.result)}`
+            : `  ← ${data.name}: ${data.error?.code ?? 'ERROR'} ${data.error?.message ?? ''}`.trimEnd(),
+        );
+        return;
+      case 'model.retry':
+        this.line(
+          `  (model call failed, retry ${data.attempt} in ${data.delay_ms} ms: ${data.error?.message ?? ''})`,
+        );
+        return;
+      case 'run.resumed':
+        this.line(`  (resumed: attempt ${data.attempt}, ${data.entries_loaded} entries loaded)`);
+        return;
+      case 'run.succeeded': {
+        const reply = replyText(data.output);
+        this.outcome.status = 'succeeded';
+        this.outcome.reply = reply;
+        // The answer was not streamed (e.g. a non-streaming model): print it whole.
+        if (this.streamedStep === null || !this.midLine) {
+          this.line(`${this.options.answerPrefix ?? ''}${reply}`);
+        } else {
+          this.write('\n');
+          this.midLine = false;
+        }
+        return;
+      }
+      case 'run.failed':
+        this.outcome.status = 'failed';
+        this.outcome.error = data.error;
+        this.line(`✗ ${data.error?.code}: ${data.error?.message}`);
+        return;
+      case 'run.cancelled':
+        this.outcome.status = 'cancelled';
+        this.line(`✗ cancelled${data.reason ? `: ${data.reason}` : ''}`);
+        return;
+      default:
+        if (this.options.verbose) this.line(`  · ${event.type} ${compact(data, 100)}`);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+// `keel fixture-model --listen 127.0.0.1:PORT`: the deterministic fixture model as an
+// OpenAI-compatible server (providers/fixture-server.ts) until SIGTERM/SIGINT.
+
+import { parseArgs } from 'node:util';
+import { isLoopbackHost, parseListen } from '../config.ts';
+import { startFixtureServer } from '../providers/fixture-server.ts';
+import { UsageError } from './errors.ts';
+
+export const FIXTURE_MODEL_USAGE = `keel fixture-model [--listen 127.0.0.1:PORT] [--chunk-delay-ms N]`;
+
+export async function fixtureModelCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: { listen: { type: 'string' }, 'chunk-delay-ms': { type: 'string' } },
+  });
+  if (positionals.length > 0)
+    throw new UsageError(`fixture-model takes no arguments: ${positionals[0]}`);
+  const { host, port } = parseListen(values.listen ?? '127.0.0.1:8090');
+  // A test model answers anyone without a key: keep it on loopback.
+  if (!isLoopbackHost(host))
+    throw new UsageError('fixture-model listens on loopback only (127.0.0.1, ::1)');
+  const chunkDelayMs = Number(values['chunk-delay-ms'] ?? 0);
+  if (!Number.isInteger(chunkDelayMs) || chunkDelayMs < 0)
+    throw new UsageError('--chunk-delay-ms: expected a whole number');
+  const server = await startFixtureServer({ host, port, chunkDelayMs });
+  process.stdout.write(
+    `fixture model listening on ${server.url} (OpenAI-compatible base URL ${server.url}/v1)\n`,
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await server.close();
+  return 0;
+}

@@ -1,0 +1,57 @@
+// Setup without curl: `keel tenant create <name>`, `keel token create <tenant> <name>`,
+// `keel agent put <name> <file.toml>`.
+
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createClient } from './client.ts';
+import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { UsageError } from './errors.ts';
+
+export const TENANT_USAGE = `keel tenant create <name> ${CLIENT_USAGE}`;
+export const TOKEN_USAGE = `keel token create <tenant> <name> ${CLIENT_USAGE}`;
+export const AGENT_USAGE = `keel agent put <name> <file.toml|file.json> ${CLIENT_USAGE}`;
+
+type Print = (text: string) => void;
+const stdout: Print = (text) => process.stdout.write(text);
+
+function parse(argv: string[]) {
+  return parseArgs({ args: argv, strict: true, allowPositionals: true, options: CLIENT_OPTIONS });
+}
+
+export async function tenantCommand(argv: string[], print: Print = stdout): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [action, name] = positionals;
+  if (action !== 'create' || !name) throw new UsageError(`usage: ${TENANT_USAGE}`);
+  const client = createClient(loadClientConfig(values));
+  const result = await client.request('POST', '/v1/tenants', { name });
+  print(`tenant ${result.tenant.name} ready\n`);
+  return 0;
+}
+
+export async function tokenCommand(argv: string[], print: Print = stdout): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [action, tenant, name] = positionals;
+  if (action !== 'create' || !tenant || !name) throw new UsageError(`usage: ${TOKEN_USAGE}`);
+  const client = createClient(loadClientConfig({ ...values, tenant }));
+  const result = await client.request('POST', client.tenantPath('/tokens'), { name });
+  // The token is shown once; it goes to stdout alone on its line so scripts can take it.
+  print(`${result.token}\n`);
+  return 0;
+}
+
+export async function agentCommand(argv: string[], print: Print = stdout): Promise<number> {
+  const { values, positionals } = parse(argv);
+  const [action, name, file] = positionals;
+  if (action !== 'put' || !name || !file) throw new UsageError(`usage: ${AGENT_USAGE}`);
+  const body = await readFile(file, 'utf8');
+  const client = createClient(loadClientConfig(values));
+  const contentType = file.endsWith('.json') ? 'application/json' : 'application/toml';
+  const result = await client.request(
+    'PUT',
+    client.tenantPath(`/agents/${encodeURIComponent(name)}`),
+    body,
+    contentType,
+  );
+  print(`agent ${result.agent.name} (${result.agent.model}) saved\n`);
+  return 0;
+}

@@ -1,0 +1,74 @@
+// `keel turn <agent> <scope> <text>`: submit a turn; `--wait` prints the output when the
+// run ends, `--stream` shows its events as they happen.
+
+import { parseArgs } from 'node:util';
+import type { KeelClient } from './client.ts';
+import { createClient } from './client.ts';
+import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { UsageError } from './errors.ts';
+import { EventPrinter, replyText } from './event-printer.ts';
+
+export const TURN_USAGE = `keel turn <agent> <scope> <text> [--wait] [--stream] [--request-id ID] [--deliver-to DEST] ${CLIENT_USAGE}`;
+
+type Print = (text: string) => void;
+const stdout: Print = (text) => process.stdout.write(text);
+
+/** Long-polls until the run is terminal (the wait route caps one poll at 120 s). */
+export async function waitForTerminal(
+  client: KeelClient,
+  runId: string,
+): Promise<Record<string, unknown>> {
+  for (;;) {
+    const result = await client.request(
+      'GET',
+      client.tenantPath(`/runs/${runId}/wait?timeout_ms=60000`),
+    );
+    if (!result.timed_out) return result.run;
+  }
+}
+
+/** Prints the run's outcome; the exit code is 0 only for a succeeded run. */
+export function printOutcome(run: Record<string, unknown>, print: Print): number {
+  if (run.status === 'succeeded') {
+    print(`${replyText(run.output)}\n`);
+    return 0;
+  }
+  const error = run.error as { code?: string; message?: string } | null;
+  print(`keel: run ${run.status}: ${error?.code ?? ''}: ${error?.message ?? ''}\n`);
+  return 1;
+}
+
+export async function turnCommand(argv: string[], print: Print = stdout): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: true,
+    options: {
+      ...CLIENT_OPTIONS,
+      wait: { type: 'boolean' },
+      stream: { type: 'boolean' },
+      'request-id': { type: 'string' },
+      'deliver-to': { type: 'string' },
+    },
+  });
+  const [agent, scope, ...words] = positionals;
+  if (!agent || !scope || words.length === 0) throw new UsageError(`usage: ${TURN_USAGE}`);
+  const client = createClient(loadClientConfig(values));
+  const created = await client.request('POST', client.tenantPath('/turns'), {
+    agent,
+    scope,
+    payload: { text: words.join(' ') },
+    ...(values['request-id'] && { request_id: values['request-id'] }),
+    ...(values['deliver-to'] && { delivery: { destination: values['deliver-to'] } }),
+  });
+  const runId = created.run_id as string;
+  if (values.stream) {
+    print(`run ${runId}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
+    const printer = new EventPrinter(print);
+    for await (const event of client.events(runId)) printer.take(event);
+    return printer.outcome.status === 'succeeded' ? 0 : 1;
+  }
+  if (values.wait) return printOutcome(await waitForTerminal(client, runId), print);
+  print(`${runId} ${created.status}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
+  return 0;
+}

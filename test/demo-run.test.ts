@@ -1,0 +1,52 @@
+// `keel demo` as a user runs it (`npm run demo` = tsx src/cli/main.ts demo): exits 0
+// within its time budget, narrates every step, and leaves no temp dir behind.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { it } from 'node:test';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+function demoDirs(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith('keel-demo-'));
+}
+
+it('keel demo runs the whole tour and exits 0 in under 60 s', { timeout: 90_000 }, async () => {
+  const before = new Set(demoDirs());
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('KEEL_')) env[key] = value;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const seconds = (Date.now() - started) / 1000;
+  assert.equal(code, 0, out);
+  assert.ok(seconds < 60, `the demo took ${seconds} s`);
+  for (const expected of [
+    'streamed live',
+    'calc_eval: {"expression":"6*7","value":42}',
+    'deduplicated: true',
+    'ack delivered → status delivered',
+    'SIGKILL sent to keel serve',
+    'run succeeded, attempt 2',
+    'Where to look next',
+  ]) {
+    assert.ok(out.includes(expected), `demo output lacks ${JSON.stringify(expected)}\n${out}`);
+  }
+  assert.equal((out.match(/✓ proves:/g) ?? []).length, 6);
+  assert.deepEqual(
+    demoDirs().filter((name) => !before.has(name)),
+    [],
+    'the temp dir was removed',
+  );
+  console.log(`# demo took ${seconds.toFixed(1)} s`);
+});
