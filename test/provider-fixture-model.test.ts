@@ -1,0 +1,182 @@
+// The openai-compatible provider end to end against `keel fixture-model` (the fixture
+// rules served over HTTP): keel runs with streamed tool calls and usage, retries on 429
+// (Retry-After) and 5xx, no retry on 4xx (PROVIDER_ERROR with status), an aborted
+// stream on cancel (the server sees the connection close), raw bodies in the trace
+// without the key; plus the server's own routes.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { KeelClient } from '../src/cli/client.ts';
+import { createClient } from '../src/cli/client.ts';
+import type { FixtureServer } from '../src/providers/fixture-server.ts';
+import { startFixtureServer } from '../src/providers/fixture-server.ts';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
+
+const KEY = 'sk-fixture-key-7f3a9c1e5b';
+let model: FixtureServer;
+let keel: TestKeel;
+let client: KeelClient;
+const authorizations: string[] = [];
+
+before(async () => {
+  model = await startFixtureServer({
+    onRequest: (request) => authorizations.push(String(request.headers.authorization)),
+  });
+  keel = await startTestKeel({
+    toml: `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"\n`,
+    env: { LOCAL_KEY: KEY },
+  });
+  client = createClient({ url: keel.url, token: null, tenant: 'fm' });
+  await client.request('POST', '/v1/tenants', { name: 'fm' });
+  await client.request('PUT', client.tenantPath('/agents/a'), { model: 'local/fixture' });
+});
+
+after(async () => {
+  await keel.close();
+  await model.close();
+});
+
+async function runTurn(text: string, scope: string) {
+  const created = await client.request('POST', client.tenantPath('/turns'), {
+    agent: 'a',
+    scope,
+    payload: { text },
+  });
+  const done = await client.request(
+    'GET',
+    client.tenantPath(`/runs/${created.run_id}/wait?timeout_ms=20000`),
+  );
+  const trace = await client.request('GET', client.tenantPath(`/runs/${created.run_id}/trace`));
+  return {
+    run: done.run,
+    events: trace.events as { type: string; data: Record<string, unknown> }[],
+  };
+}
+
+describe('openai-compatible provider × keel fixture-model', () => {
+  it('runs a turn with streamed tool calls, usage and the fixture rules', async () => {
+    const { run, events } = await runTurn(
+      'hello\n@call calc_eval {"expression":"6*7"}\n@stream 3',
+      'tools',
+    );
+    assert.equal(run.status, 'succeeded');
+    assert.equal(run.output.reply, 'echo: hello\ncalc_eval: {"expression":"6*7","value":42}');
+    const responses = events.filter((e) => e.type === 'model.response');
+    assert.equal(responses.length, 2);
+    assert.equal(responses[0]?.data.finish_reason, 'tool_calls');
+    assert.ok(run.usage.input_tokens > 0 && run.usage.output_tokens > 0);
+    // The streamed response was assembled from tool-call deltas (see the raw SSE).
+    assert.match(
+      String((responses[0]?.data.raw as { response: string }).response),
+      /"tool_calls":\[\{"index":0,"function":\{"arguments"/,
+    );
+  });
+
+  it('429 with Retry-After twice, then success: two model.retry events', async () => {
+    const before = model.stats.requests;
+    const { run, events } = await runTurn('@fail 2 429\nretry me', 'r429');
+    assert.equal(run.status, 'succeeded');
+    const retries = events.filter((e) => e.type === 'model.retry');
+    assert.equal(retries.length, 2);
+    assert.match(String((retries[0]?.data.error as { message: string }).message), /status 429/);
+    assert.equal(model.stats.requests - before, 3);
+  });
+
+  it('a 5xx is retried', async () => {
+    const { run, events } = await runTurn('@fail 1 503\nonce more', 'r503');
+    assert.equal(run.status, 'succeeded');
+    assert.equal(events.filter((e) => e.type === 'model.retry').length, 1);
+  });
+
+  it('a 4xx is not retried: the run fails PROVIDER_ERROR with the status and message', async () => {
+    const before = model.stats.requests;
+    const { run, events } = await runTurn('@fail 1 400\nbad request', 'r400');
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error.code, 'PROVIDER_ERROR');
+    assert.match(run.error.message, /status 400.*scripted failure 1 of 1/);
+    assert.equal(events.filter((e) => e.type === 'model.retry').length, 0);
+    assert.equal(model.stats.requests - before, 1);
+  });
+
+  it('cancel aborts the model call: the server sees the connection closed', async () => {
+    const abandoned = model.stats.abandoned;
+    const created = await client.request('POST', client.tenantPath('/turns'), {
+      agent: 'a',
+      scope: 'cancel',
+      payload: { text: '@sleep 10000\nslow' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await client.request('POST', client.tenantPath(`/runs/${created.run_id}/cancel`), {});
+    for (let i = 0; i < 50 && model.stats.abandoned === abandoned; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(model.stats.abandoned, abandoned + 1);
+  });
+
+  it('keeps raw request and response bodies in the trace, never the API key', async () => {
+    const { events } = await runTurn('secret test', 'raw');
+    assert.ok(authorizations.includes(`Bearer ${KEY}`), 'the key was sent to the server');
+    const response = events.find((e) => e.type === 'model.response');
+    const raw = response?.data.raw as { request: { messages: unknown[] }; response: string };
+    assert.ok(raw.request.messages.length >= 2);
+    assert.match(raw.response, /data: \[DONE\]/);
+    assert.ok(!JSON.stringify(events).includes(KEY));
+  });
+});
+
+describe('keel fixture-model routes', () => {
+  const post = (path: string, body: unknown) =>
+    fetch(`${model.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
+  it('non-streamed chat completion with tool calls, then the answer with tool results', async () => {
+    const first = await (
+      await post('/v1/chat/completions', {
+        model: 'x',
+        messages: [{ role: 'user', content: '@call clock_now {}' }],
+      })
+    ).json();
+    const call = first.choices[0].message.tool_calls[0];
+    assert.deepEqual(
+      [call.function.name, call.function.arguments, first.choices[0].finish_reason],
+      ['clock_now', '{}', 'tool_calls'],
+    );
+    const second = await (
+      await post('/v1/chat/completions', {
+        model: 'x',
+        messages: [
+          { role: 'user', content: '@call clock_now {}' },
+          { role: 'assistant', content: null, tool_calls: [call] },
+          {
+            role: 'tool',
+            tool_call_id: call.id,
+            content: '{"error":{"code":"TOOL_NOT_FOUND","message":"x"}}',
+          },
+        ],
+      })
+    ).json();
+    assert.equal(second.choices[0].message.content, 'echo: \nclock_now: TOOL_NOT_FOUND');
+    assert.ok(second.usage.total_tokens > 0);
+  });
+
+  it('models, deterministic embeddings, 404, and @fail answers with Retry-After', async () => {
+    const models = await (await fetch(`${model.url}/v1/models`)).json();
+    assert.equal(models.data[0].id, 'fixture');
+    const a = await (
+      await post('/v1/embeddings', { input: ['the cat sat', 'the cat sat'], model: 'e' })
+    ).json();
+    assert.deepEqual(a.data[0].embedding, a.data[1].embedding);
+    assert.equal(a.data[0].embedding.length, 256);
+    assert.equal((await post('/v1/nothing', {})).status, 404);
+    const limited = await post('/v1/chat/completions', {
+      messages: [{ role: 'user', content: '@fail 1 429\nfresh' }],
+    });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after-ms'), '10');
+    assert.equal(limited.headers.get('retry-after'), '1');
+  });
+});
