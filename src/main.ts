@@ -16,7 +16,9 @@ import { createConfiguredProviders } from './providers/configured.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 import type { LiveEvents } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
+import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
+import { createScheduler } from './schedules/scheduler.ts';
 import { createWorker } from './runtime/worker.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
@@ -24,6 +26,7 @@ import { builtinTools } from './tools/builtin/index.ts';
 import { effectSinkTools } from './tools/builtin/test-sink.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import { createToolRegistry } from './tools/registry.ts';
+import { createWebClient } from './web/client.ts';
 
 export interface KeelOptions {
   /** Extra or replacement providers by name (tests); `fixture` is always present. */
@@ -94,9 +97,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
 
     const live = createLiveEvents();
     const tools = createTools(config);
+    // The public-web boundary: allow_hosts is its only opening (docs/web-boundary.md).
+    const web = createWebClient({
+      searchUrl: config.web.search_url,
+      allowHosts: config.web.allow_hosts,
+    });
     const worker = createWorker({
       store,
       tools,
+      toolPorts: (scope) => createToolPorts({ store, web }, scope),
       seededBugs: config.seeded_bugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
@@ -116,6 +125,9 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const url = urlFor(config.listen.host, port);
     worker.start();
+    // One scheduler per process; due schedules become queued runs for the worker.
+    const scheduler = createScheduler({ store, logger });
+    scheduler.start();
 
     const app = api;
     let stopped: Promise<void> | null = null;
@@ -133,6 +145,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
         stopped ??= (async () => {
           // Stop taking requests and drain the runs together; the store closes last.
           await Promise.all([
+            scheduler.stop(),
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);

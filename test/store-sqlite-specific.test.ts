@@ -23,6 +23,7 @@ import {
   turn,
 } from '../src/store/conformance/harness.ts';
 import { openConnection } from '../src/store/sqlite/connection.ts';
+import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
 import { staleAndCurrent } from '../src/store/conformance/lifecycle.suite.ts';
@@ -96,17 +97,22 @@ function defineTests(): void {
       );
     });
 
+    // Every migration file, in order: later issues add migrations without touching this test.
+    const allMigrations = loadMigrations().map(({ version, name }) => ({ version, name }));
+    const latest = allMigrations.length;
+
     it('applies migrations once and records them', async () => {
       const path = fresh();
       const store = await openSqliteStore({ path, durability: 'full' });
-      assert.deepEqual(await store.migrationStatus(), { current: 1, latest: 1 });
+      assert.deepEqual(await store.migrationStatus(), { current: latest, latest });
       await store.close();
       const again = await openSqliteStore({ path, durability: 'full' });
       await again.close();
       const raw = new Database(path, { readonly: true });
       const rows = raw.prepare('SELECT version, name FROM schema_migrations').all();
       raw.close();
-      assert.deepEqual(rows, [{ version: 1, name: 'initial' }]);
+      assert.deepEqual(rows, allMigrations);
+      assert.deepEqual(allMigrations[0], { version: 1, name: 'initial' });
     });
 
     it('refuses a database from a newer keel and leaves its data untouched', async () => {
@@ -142,14 +148,14 @@ function defineTests(): void {
       const path = fresh();
       const before = await migrateSqlite(path, { check: true });
       assert.equal(before.current, 0);
-      assert.deepEqual(before.pending, [{ version: 1, name: 'initial' }]);
+      assert.deepEqual(before.pending, allMigrations);
       assert.equal(existsSync(path), false);
       const applied = await migrateSqlite(path, { check: false });
-      assert.equal(applied.current, 1);
+      assert.equal(applied.current, latest);
       assert.deepEqual(applied.pending, []);
       assert.equal(applied.applied[0]?.name, 'initial');
       const after = await migrateSqlite(path, { check: true });
-      assert.deepEqual([after.current, after.latest, after.pending.length], [1, 1, 0]);
+      assert.deepEqual([after.current, after.latest, after.pending.length], [latest, latest, 0]);
       const store = await openSqliteStore({ path, durability: 'full' });
       await expectCode(migrateSqlite(path, { check: false }), 'DATA_DIR_LOCKED');
       await store.close();

@@ -108,6 +108,12 @@ function decode(bytes: Buffer, charset: string | null): string {
   }
 }
 
+/** Drops a body we will not read; the abort it causes is expected, not an error. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 export type Fetcher = (url: string, signal: AbortSignal) => Promise<FetchedPage>;
 
 export function createFetcher(options: FetcherOptions = {}): Fetcher {
@@ -204,7 +210,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
       const room = maxBytes - total;
       if (chunk.length > room) {
         chunks.push(chunk.subarray(0, room));
-        body.destroy();
+        discard(body);
         return { bytes: Buffer.concat(chunks), truncated: true };
       }
       chunks.push(chunk);
@@ -220,7 +226,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
       try {
         const location = response.headers.location;
         if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
-          response.body.destroy();
+          discard(response.body);
           if (redirects >= maxRedirects) {
             throw new WebError('WEB_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
           }
@@ -228,12 +234,12 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
           continue;
         }
         if (response.statusCode < 200 || response.statusCode > 299) {
-          response.body.destroy();
+          discard(response.body);
           throw new WebError('WEB_HTTP_STATUS', `${url.host} answered HTTP ${response.statusCode}`);
         }
         const { type, charset } = mediaType(response.headers['content-type']);
         if (!TEXT_CONTENT.test(type)) {
-          response.body.destroy();
+          discard(response.body);
           throw new WebError('WEB_CONTENT_TYPE', `content type ${type || '(none)'} is not text`);
         }
         const { bytes, truncated } = await readCapped(response.body);

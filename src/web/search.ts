@@ -23,6 +23,7 @@ async function getText(url: URL, signal: AbortSignal): Promise<string> {
       headers: { 'user-agent': 'keel-web-search/1', accept: 'application/json, text/html' },
     });
     if (response.statusCode < 200 || response.statusCode > 299) {
+      response.body.on('error', () => undefined);
       response.body.destroy();
       throw new WebError(
         'WEB_SEARCH_FAILED',

@@ -55,7 +55,8 @@ const listQuery = z.strictObject({
 
 const triggerBody = z
   .strictObject({ request_id: requestIdSchema.optional() })
-  .optional()
+  // fastify hands a request without a body over as null
+  .nullish()
   .describe('request_id deduplicates repeated triggers');
 
 /** The wire shape: the store's record without its internal revision counter. */

@@ -7,7 +7,7 @@ import type { StoreContext } from './context.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { iso, toAgent, toTenant } from './rows.ts';
-import { disableSchedulesOfAgent } from './schedules.ts';
+import { disableSchedulesOfAgent } from './schedules-of-agent.ts';
 
 function tenantRow(ctx: StoreContext, name: string): TenantRow | undefined {
   return ctx.sql('SELECT * FROM tenants WHERE name = ?').get(name) as TenantRow | undefined;
