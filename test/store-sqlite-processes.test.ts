@@ -150,7 +150,10 @@ function defineTests(): void {
       child.kill('SIGKILL');
       await exited;
       const store = await openSqliteStore({ path, durability: 'full' });
-      assert.equal((await store.migrationStatus()).current, 1);
+      // Fully migrated, whatever the number of migration files.
+      const status = await store.migrationStatus();
+      assert.equal(status.current, status.latest);
+      assert.ok(status.current >= 1);
       await store.close();
     });
   });
