@@ -22,6 +22,8 @@ export function replyText(output: unknown): string {
 
 export class EventPrinter {
   private streamedStep: number | null = null;
+  /** Text streamed for the current step: a late subscriber may have missed its start. */
+  private streamed = '';
   private midLine = false;
   readonly outcome: PrintedOutcome = { status: null, reply: null, error: null };
 
@@ -44,7 +46,9 @@ export class EventPrinter {
           if (this.midLine) this.write('\n');
           this.write(this.options.answerPrefix ?? '');
           this.streamedStep = data.step as number;
+          this.streamed = '';
         }
+        this.streamed += String(data.text);
         this.write(String(data.text));
         this.midLine = true;
         return;
@@ -70,8 +74,9 @@ export class EventPrinter {
         const reply = replyText(data.output);
         this.outcome.status = 'succeeded';
         this.outcome.reply = reply;
-        // The answer was not streamed (e.g. a non-streaming model): print it whole.
-        if (this.streamedStep === null || !this.midLine) {
+        // The answer was not streamed (a non-streaming model), or only its end reached
+        // this subscriber (it connected late): print it whole.
+        if (this.streamedStep === null || !this.midLine || this.streamed !== reply) {
           this.line(`${this.options.answerPrefix ?? ''}${reply}`);
         } else {
           this.write('\n');

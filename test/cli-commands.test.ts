@@ -1,0 +1,206 @@
+// The client commands as a user runs them (child processes against a keel on loopback):
+// tenant/agent/token setup, turn --wait / --stream, runs list/show/trace/cancel, API
+// errors printed as CODE: message with a non-zero exit, and `keel chat` driven in a
+// pseudo-terminal through tmux.
+
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const TMUX = '/usr/bin/tmux';
+let keel: TestKeel;
+
+function env(): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('KEEL_')) clean[key] = value;
+  return { ...clean, KEEL_URL: keel.url, KEEL_TENANT: 'cli' };
+}
+
+function keelCli(
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+before(async () => {
+  keel = await startTestKeel();
+});
+
+after(async () => {
+  await keel.close();
+});
+
+describe('keel client commands', () => {
+  it('sets up a tenant, an agent from a TOML file and a token', async () => {
+    const tenant = await keelCli('tenant', 'create', 'cli');
+    assert.equal(tenant.code, 0, tenant.stderr);
+    assert.match(tenant.stdout, /tenant cli ready/);
+    const file = join(keel.dir, 'agent.toml');
+    await writeFile(file, 'model = "fixture/echo"\nmax_steps = 6\n');
+    const agent = await keelCli('agent', 'put', 'assistant', file);
+    assert.equal(agent.code, 0, agent.stderr);
+    assert.match(agent.stdout, /agent assistant \(fixture\/echo\) saved/);
+    const token = await keelCli('token', 'create', 'cli', 'laptop');
+    assert.equal(token.code, 0, token.stderr);
+    assert.match(token.stdout.trim(), /^\S{20,}$/);
+  });
+
+  it('turn --wait prints the output; turn --stream shows tool calls and the answer', async () => {
+    const waited = await keelCli(
+      'turn',
+      'assistant',
+      's1',
+      'hello there',
+      '--wait',
+      '--request-id',
+      'cli-1',
+    );
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.equal(waited.stdout, 'echo: hello there\n');
+    const streamed = await keelCli(
+      'turn',
+      'assistant',
+      's2',
+      '@call calc_eval {"expression":"2*21"}\n@stream 3',
+      '--stream',
+    );
+    assert.equal(streamed.code, 0, streamed.stderr);
+    assert.match(streamed.stdout, /^run \S+\n/);
+    assert.match(streamed.stdout, /→ calc_eval/);
+    assert.match(streamed.stdout, /← calc_eval: \{"expression":"2\*21","value":42\}/);
+    assert.match(streamed.stdout, /calc_eval: \{"expression":"2\*21","value":42\}\n$/);
+  });
+
+  it('runs list / show / trace / cancel', async () => {
+    const submitted = await keelCli('turn', 'assistant', 's3', '@sleep 60000\nslow');
+    assert.equal(submitted.code, 0, submitted.stderr);
+    const [runId] = submitted.stdout.split(' ');
+    assert.ok(runId);
+    const list = await keelCli('runs', 'list', '--scope', 's3');
+    assert.match(list.stdout, new RegExp(`^${runId}`));
+    const cancel = await keelCli('runs', 'cancel', runId, '--reason', 'test');
+    assert.equal(cancel.stdout, `${runId} cancelled\n`);
+    const show = await keelCli('runs', 'show', runId);
+    assert.equal(JSON.parse(show.stdout).status, 'cancelled');
+    const trace = await keelCli('runs', 'trace', runId);
+    assert.match(trace.stdout, /^1\t\S+\trun\.queued\t/);
+    assert.match(trace.stdout, /run\.cancelled/);
+  });
+
+  it('API errors print the code and message and exit non-zero', async () => {
+    const missing = await keelCli('turn', 'nobody', 's', 'hi', '--wait');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^keel: AGENT_NOT_FOUND: /);
+    const unknownRun = await keelCli('runs', 'show', '0190a000-0000-7000-8000-00000000abcd');
+    assert.equal(unknownRun.code, 1);
+    assert.match(
+      unknownRun.stderr,
+      /keel: RUN_NOT_FOUND: run 0190a000-0000-7000-8000-00000000abcd not found/,
+    );
+    const unreachable = await keelCli('runs', 'list', '--url', 'http://127.0.0.1:1');
+    assert.equal(unreachable.code, 1);
+    assert.match(
+      unreachable.stderr,
+      /keel: UNREACHABLE: cannot reach keel at http:\/\/127\.0\.0\.1:1/,
+    );
+    const usage = await keelCli('turn', 'assistant');
+    assert.equal(usage.code, 2);
+  });
+});
+
+describe('keel chat in a pseudo-terminal (tmux)', () => {
+  const socket = `keel-test-${process.pid}`;
+  const tmux = (...args: string[]): string =>
+    execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' });
+
+  async function screenShows(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    let screen = '';
+    while (Date.now() < deadline) {
+      screen = tmux('capture-pane', '-p', '-J', '-t', 'chat', '-S', '-200');
+      if (pattern.test(screen)) return screen;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.fail(`the terminal never showed ${pattern}:\n${screen}`);
+  }
+
+  it(
+    'types lines and sees streamed answers and tool calls',
+    { skip: !existsSync(TMUX) && 'tmux is not installed (/usr/bin/tmux)' },
+    async () => {
+      const command = [
+        process.execPath,
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'chat',
+        'assistant',
+        'tty',
+      ]
+        .map((part) => `'${part}'`)
+        .join(' ');
+      const environment = Object.entries({ KEEL_URL: keel.url, KEEL_TENANT: 'cli' }).flatMap(
+        ([key, value]) => ['-e', `${key}=${value}`],
+      );
+      tmux(
+        'new-session',
+        '-d',
+        '-s',
+        'chat',
+        '-x',
+        '200',
+        '-y',
+        '50',
+        '-c',
+        ROOT,
+        ...environment,
+        command,
+      );
+      try {
+        await screenShows(/you> $/m);
+        tmux('send-keys', '-t', 'chat', 'hello from the terminal', 'Enter');
+        await screenShows(/assistant> echo: hello from the terminal\n/);
+        tmux('send-keys', '-t', 'chat', '@call calc_eval {"expression":"1+2"}', 'Enter');
+        const screen = await screenShows(
+          /← calc_eval: \{"expression":"1\+2","value":3\}[\s\S]*assistant> echo: \s*\n?calc_eval:/,
+        );
+        assert.match(screen, /→ calc_eval/);
+        tmux('send-keys', '-t', 'chat', '/quit', 'Enter');
+        // The session ends with the chat process.
+        for (let i = 0; i < 100; i++) {
+          try {
+            tmux('has-session', '-t', 'chat');
+          } catch {
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.fail('keel chat did not exit on /quit');
+      } finally {
+        try {
+          tmux('kill-server');
+        } catch {
+          // already gone with its last session
+        }
+      }
+    },
+  );
+});
