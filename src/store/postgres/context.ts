@@ -1,0 +1,194 @@
+// What every repository of the PostgreSQL store shares: the pool, the schema, the
+// clock, fault points, seeded bugs and the one way to write — BEGIN … COMMIT on one
+// pooled client, change notifications sent with pg_notify inside the transaction (so
+// other processes hear them only if it commits) and to this process's listeners after
+// the commit.
+
+import type pg from 'pg';
+import { KeelError } from '../../errors.ts';
+import type { Failpoints } from '../../failpoints.ts';
+import type { ChangeListener, StoreChange } from '../store.ts';
+
+/** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
+export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
+export type SeededBug = (typeof SEEDED_BUGS)[number];
+
+export type SqlParam = string | number | boolean | null | Buffer | readonly unknown[];
+
+/** One statement runner: a transaction's client or the pool (single-statement reads). */
+export interface Sql {
+  rows<T>(text: string, params?: readonly SqlParam[]): Promise<T[]>;
+  one<T>(text: string, params?: readonly SqlParam[]): Promise<T | undefined>;
+  count(text: string, params?: readonly SqlParam[]): Promise<number>;
+}
+
+/** A write transaction: statements on one client, its clock reading, its changes. */
+export interface Tx extends Sql {
+  /** Milliseconds: the injected test clock, or the database's now() for this transaction. */
+  readonly now: number;
+  readonly changes: StoreChange[];
+}
+
+export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
+  const run = (text: string, params?: readonly SqlParam[]) =>
+    runner.query(text, params as unknown[] | undefined);
+  return {
+    async rows<T>(text: string, params?: readonly SqlParam[]): Promise<T[]> {
+      return (await run(text, params)).rows as T[];
+    },
+    async one<T>(text: string, params?: readonly SqlParam[]): Promise<T | undefined> {
+      return (await run(text, params)).rows[0] as T | undefined;
+    },
+    async count(text: string, params?: readonly SqlParam[]): Promise<number> {
+      return (await run(text, params)).rowCount ?? 0;
+    },
+  };
+}
+
+/** The database clock in milliseconds; the transaction's start time inside a transaction. */
+export const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
+
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23505';
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The notification payload: small, so it stays far below NOTIFY's 8000-byte limit. */
+export function encodeChange(origin: string, change: StoreChange): string {
+  const extra =
+    change.kind === 'run.event'
+      ? change.seq
+      : change.kind === 'run.terminal'
+        ? change.status
+        : null;
+  return JSON.stringify([origin, change.kind, change.tenant, change.run_id, extra]);
+}
+
+export function decodeChange(payload: string): { origin: string; change: StoreChange } | null {
+  try {
+    const [origin, kind, tenant, runId, extra] = JSON.parse(payload) as unknown[];
+    if (typeof origin !== 'string' || typeof tenant !== 'string' || typeof runId !== 'string') {
+      return null;
+    }
+    if (kind === 'run.queued') return { origin, change: { kind, tenant, run_id: runId } };
+    if (kind === 'run.event' && typeof extra === 'number') {
+      return { origin, change: { kind, tenant, run_id: runId, seq: extra } };
+    }
+    if (kind === 'run.terminal' && typeof extra === 'string') {
+      return {
+        origin,
+        change: { kind, tenant, run_id: runId, status: extra as never },
+      };
+    }
+  } catch {
+    // A foreign or malformed payload on our channel is ignored.
+  }
+  return null;
+}
+
+export class PgContext {
+  readonly listeners = new Set<ChangeListener>();
+  readonly read: Sql;
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+    /** The LISTEN/NOTIFY channel of this schema. */
+    readonly channel: string,
+    /** Identifies this store instance: its own notifications come back and are skipped. */
+    readonly origin: string,
+    private readonly clock: (() => number) | null,
+    readonly failpoints: Failpoints,
+    private readonly seededBugs: ReadonlySet<string>,
+  ) {
+    this.read = sqlOn(pool);
+  }
+
+  hasBug(bug: SeededBug): boolean {
+    return this.seededBugs.has(bug);
+  }
+
+  /** Store-clock milliseconds for a read outside a transaction (due schedules). */
+  async now(): Promise<number> {
+    if (this.clock) return this.clock();
+    const row = await this.read.one<{ now: number }>(`SELECT ${DB_NOW_MS} AS now`);
+    return row?.now ?? Date.now();
+  }
+
+  /**
+   * Runs `body` as one transaction on one pooled client. A thrown error rolls back and
+   * notifies nobody; a commit that fails is reported as the error it is.
+   */
+  async write<T>(body: (tx: Tx) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL: ${(error as Error).message}`);
+    }
+    let broken: Error | undefined;
+    try {
+      const changes: StoreChange[] = [];
+      let now: number;
+      if (this.clock) {
+        await client.query('BEGIN');
+        now = this.clock();
+      } else {
+        // One round trip: the transaction and its clock reading.
+        const results = (await client.query(
+          `BEGIN; SELECT ${DB_NOW_MS} AS now`,
+        )) as unknown as pg.QueryResult[];
+        now = Number(results[1]?.rows[0]?.now);
+      }
+      const tx: Tx = { ...sqlOn(client), now, changes };
+      let result: T;
+      try {
+        result = await body(tx);
+        if (changes.length > 0) {
+          await client.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [
+            this.channel,
+            changes.map((change) => encodeChange(this.origin, change)),
+          ]);
+        }
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        throw error;
+      }
+      this.notify(changes);
+      return result;
+    } catch (error) {
+      if (isConnectionError(error)) broken ??= error as Error;
+      throw error;
+    } finally {
+      // A client whose connection failed is destroyed, not handed to the next caller.
+      client.release(broken);
+    }
+  }
+
+  notify(changes: readonly StoreChange[]): void {
+    for (const change of changes) {
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(change);
+        } catch {
+          // A listener's failure is its own; the committed change stands.
+        }
+      }
+    }
+  }
+}
+
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // Class 08 (connection exception), 57P01 (admin shutdown) or a socket error.
+  return (
+    (typeof code === 'string' && (code.startsWith('08') || code === '57P01')) ||
+    (error instanceof Error && /Connection terminated|ECONNRESET|ECONNREFUSED/.test(error.message))
+  );
+}

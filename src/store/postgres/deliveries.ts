@@ -1,0 +1,197 @@
+// The delivery outbox: rows written by finalization, claimed by adapters with a fresh
+// random token and an expiry (rows locked with SKIP LOCKED, so two adapters in two
+// processes split the due rows instead of queueing on them), acknowledged by one
+// conditional update.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { KeelError } from '../../errors.ts';
+import { newId } from '../../ids.ts';
+import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
+import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import type { DeliveryRow, RunRow } from './rows.ts';
+import { decodeCursor, iso, pageOf, parseJson, toDelivery } from './rows.ts';
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_CAP_MS = 5 * 60 * 1000;
+const BACKOFF_JITTER = 0.2;
+
+/** Exponential from 1 s, capped at 5 min, ±20 % jitter (the same policy as SQLite's). */
+export function deliveryBackoffMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
+  return Math.round(base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * random()));
+}
+
+function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+function tokenMatches(storedHash: string | null, token: string): boolean {
+  if (storedHash === null) return false;
+  return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashToken(token), 'hex'));
+}
+
+/** Called by the finalization transaction; at most one delivery per run. */
+export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
+  await tx.count(
+    `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
+       idempotency_key, next_attempt_at, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6)
+     ON CONFLICT DO NOTHING`,
+    [
+      newId(),
+      run.tenant,
+      run.run_id,
+      run.delivery_destination,
+      `run:${run.run_id}:delivery`,
+      tx.now,
+    ],
+  );
+}
+
+/** A byte-prefix test without LIKE (a prefix may contain % or _). */
+function prefixClause(column: string, prefix: string | undefined, index: number): string {
+  return prefix === undefined || prefix === ''
+    ? ''
+    : ` AND left(${column}, length($${index})) = $${index}`;
+}
+
+export async function claimDeliveries(
+  ctx: PgContext,
+  tenant: string,
+  input: DeliveryClaimInput,
+): Promise<ClaimedDelivery[]> {
+  const claimed = await ctx.write(async (tx) => {
+    const prefix = input.destination_prefix ? [input.destination_prefix] : [];
+    // Rows out of attempts die instead of being handed out again: an expired claim
+    // counted as an attempt when it was made.
+    await tx.count(
+      `UPDATE deliveries SET status = 'dead', updated_at = $1, claim_token_hash = NULL,
+         last_error = COALESCE(last_error, 'no acknowledgement after ' || attempt || ' attempts')
+       WHERE tenant = $2 AND attempt >= $3
+         AND ((status = 'claimed' AND claim_expires_at <= $1) OR status = 'pending')${prefixClause('destination', input.destination_prefix, 4)}`,
+      [tx.now, tenant, input.max_attempts, ...prefix],
+    );
+    const due = await tx.rows<DeliveryRow & { run_output: string | null }>(
+      `SELECT d.*, r.output AS run_output FROM deliveries d JOIN runs r ON r.run_id = d.run_id
+       WHERE d.tenant = $1
+         AND ((d.status = 'pending' AND d.next_attempt_at <= $2)
+           OR (d.status = 'claimed' AND d.claim_expires_at <= $2))${prefixClause('d.destination', input.destination_prefix, 4)}
+       ORDER BY d.next_attempt_at, d.delivery_id LIMIT $3
+       FOR UPDATE OF d SKIP LOCKED`,
+      [tenant, tx.now, input.limit, ...prefix],
+    );
+    const result: ClaimedDelivery[] = [];
+    for (const row of due) {
+      const token = randomBytes(32).toString('base64url');
+      const expiresAt = tx.now + input.lease_ms;
+      await tx.count(
+        `UPDATE deliveries SET status = 'claimed', attempt = attempt + 1, claim_token_hash = $1,
+           claim_expires_at = $2, updated_at = $3 WHERE delivery_id = $4`,
+        [hashToken(token), expiresAt, tx.now, row.delivery_id],
+      );
+      result.push({
+        delivery_id: row.delivery_id,
+        run_id: row.run_id,
+        destination: row.destination,
+        payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
+        attempt: row.attempt + 1,
+        claim_token: token,
+        claim_expires_at: iso(expiresAt),
+        idempotency_key: row.idempotency_key,
+      });
+    }
+    return result;
+  });
+  if (claimed.length > 0) ctx.failpoints.hit('outbox.claim.after_commit');
+  return claimed;
+}
+
+async function deliveryRow(
+  sql: Sql,
+  tenant: string,
+  id: string,
+  lock = false,
+): Promise<DeliveryRow | undefined> {
+  return sql.one<DeliveryRow>(
+    `SELECT * FROM deliveries WHERE delivery_id = $1 AND tenant = $2${lock ? ' FOR UPDATE' : ''}`,
+    [id, tenant],
+  );
+}
+
+export async function ackDelivery(
+  ctx: PgContext,
+  tenant: string,
+  deliveryId: string,
+  input: DeliveryAckInput,
+): Promise<Delivery> {
+  return ctx.write(async (tx) => {
+    const row = await deliveryRow(tx, tenant, deliveryId, true);
+    if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
+    if (row.status !== 'claimed') {
+      throw new KeelError(
+        'DELIVERY_NOT_CLAIMED',
+        `delivery ${deliveryId} is ${row.status}, not claimed`,
+      );
+    }
+    if (!tokenMatches(row.claim_token_hash, input.claim_token)) {
+      throw new KeelError(
+        'CLAIM_TOKEN_MISMATCH',
+        `the claim token of ${deliveryId} does not match`,
+      );
+    }
+    if (row.claim_expires_at === null || row.claim_expires_at <= tx.now) {
+      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    }
+    let status: Delivery['status'];
+    let nextAttemptAt = row.next_attempt_at;
+    if (input.outcome === 'delivered') status = 'delivered';
+    else if (input.outcome === 'failed') status = 'failed';
+    else if (row.attempt >= input.max_attempts) status = 'dead';
+    else {
+      status = 'pending';
+      nextAttemptAt = tx.now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt));
+    }
+    const updated = await tx.one<DeliveryRow>(
+      `UPDATE deliveries SET status = $1, next_attempt_at = $2, last_error = COALESCE($3, last_error),
+         claim_token_hash = NULL, claim_expires_at = NULL, updated_at = $4
+       WHERE delivery_id = $5 AND status = 'claimed' AND claim_token_hash = $6
+         AND claim_expires_at > $4
+       RETURNING *`,
+      [status, nextAttemptAt, input.error ?? null, tx.now, deliveryId, row.claim_token_hash],
+    );
+    if (!updated) throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    ctx.failpoints.hit('outbox.ack.before_commit');
+    return toDelivery(updated);
+  });
+}
+
+export async function listDeliveries(
+  sql: Sql,
+  tenant: string,
+  filter: DeliveryFilter,
+  limit: number,
+  cursor?: string,
+): Promise<Page<Delivery>> {
+  const params: SqlParam[] = [tenant];
+  const where = ['tenant = $1'];
+  const add = (clause: (index: number) => string, value: SqlParam): void => {
+    params.push(value);
+    where.push(clause(params.length));
+  };
+  if (filter.status !== undefined) add((i) => `status = $${i}`, filter.status);
+  if (filter.run_id !== undefined) add((i) => `run_id = $${i}`, filter.run_id);
+  if (filter.destination_prefix) {
+    add((i) => `left(destination, length($${i})) = $${i}`, filter.destination_prefix);
+  }
+  if (cursor !== undefined) {
+    add((i) => `delivery_id < $${i}`, decodeCursor(cursor, ['string'])[0] as string);
+  }
+  params.push(limit + 1);
+  const rows = await sql.rows<DeliveryRow>(
+    `SELECT * FROM deliveries WHERE ${where.join(' AND ')}
+     ORDER BY delivery_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return pageOf(rows, limit, toDelivery, (row) => [row.delivery_id]);
+}

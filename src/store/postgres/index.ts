@@ -1,0 +1,179 @@
+// The PostgreSQL backend's entry point: open (and migrate) a store on one schema of a
+// database that many keel processes share.
+
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { KeelError } from '../../errors.ts';
+import type { Failpoints } from '../../failpoints.ts';
+import { inertFailpoints } from '../../failpoints.ts';
+import { PgContext, quoteIdent } from './context.ts';
+import { ChangeListenerConnection } from './listener.ts';
+import type { PostgresMigrationReport } from './migrations.ts';
+import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
+import type { PostgresFeatures } from './postgres-store.ts';
+import { PostgresStore } from './postgres-store.ts';
+
+export { SEEDED_BUGS } from './context.ts';
+export { CLAIM_SQL } from './runs.ts';
+export type { PostgresStore, PostgresFeatures } from './postgres-store.ts';
+export type { PostgresMigrationReport } from './migrations.ts';
+
+export const DEFAULT_SCHEMA = 'keel';
+const DEFAULT_POOL_SIZE = 10;
+const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/;
+
+export interface PostgresStoreOptions {
+  /** postgres://user@host:port/db[?schema=NAME]; the password never reaches logs. */
+  url: string;
+  /** The schema holding keel's tables (default: the URL's ?schema=, else "keel"). */
+  schema?: string;
+  failpoints?: Failpoints;
+  /** Test-only switches that break one guarantee each (see SEEDED_BUGS). */
+  seededBugs?: readonly string[];
+  poolSize?: number;
+  /**
+   * Tests only: a millisecond clock replacing the database's now() (the conformance
+   * suite moves time without sleeping). Never set in a deployment: several processes
+   * must agree on one clock, the database's.
+   */
+  now?: () => number;
+  /** Called when the LISTEN connection drops or comes back. */
+  onListenerState?: (connected: boolean, error?: Error) => void;
+}
+
+/** Splits keel's own ?schema= from the URL (pg would send it to the server). */
+function parseUrl(
+  url: string,
+  schema: string | undefined,
+): { url: string; schema: string; safe: string } {
+  const parsed = new URL(url);
+  const fromUrl = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  const chosen = schema ?? fromUrl ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_PATTERN.test(chosen)) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `store.url: schema "${chosen}" must match ${SCHEMA_PATTERN.source}`,
+    );
+  }
+  const safe = `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  return { url: parsed.toString(), schema: chosen, safe };
+}
+
+/** bigint (int8) as a JS number: keel's counters and millisecond times stay below 2^53. */
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === pg.types.builtins.INT8) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+function clientConfig(url: string, schema: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    types,
+    // Every connection: keel's schema first, durable commits, READ COMMITTED (the claim
+    // and fencing statements are written for it).
+    options: `-c search_path=${quoteIdent(schema)},public -c synchronous_commit=on -c default_transaction_isolation=read\\ committed`,
+    application_name: 'keel',
+  };
+}
+
+async function detectFeatures(client: pg.ClientBase): Promise<PostgresFeatures> {
+  // pg_trgm ships with PostgreSQL's contrib; creating it needs the privilege, so a
+  // failure only means phrase search scans the namespace instead of using the index.
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm').catch(() => undefined);
+  const setting = async (name: string): Promise<string> =>
+    String((await client.query(`SELECT current_setting('${name}') AS v`)).rows[0]?.v);
+  const extensions = new Set(
+    (await client.query<{ extname: string }>('SELECT extname FROM pg_extension')).rows.map(
+      (row) => row.extname,
+    ),
+  );
+  return {
+    synchronous_commit: await setting('synchronous_commit'),
+    transaction_isolation: await setting('transaction_isolation'),
+    pgvector: extensions.has('vector'),
+    pg_trgm: extensions.has('pg_trgm'),
+    server_version: await setting('server_version'),
+  };
+}
+
+function assertSettings(features: PostgresFeatures, where: string): void {
+  const expected: [keyof PostgresFeatures, string][] = [
+    ['synchronous_commit', 'on'],
+    ['transaction_isolation', 'read committed'],
+  ];
+  for (const [name, value] of expected) {
+    if (features[name] !== value) {
+      throw new KeelError(
+        'STORE_SETTINGS_INVALID',
+        `PostgreSQL setting ${name} is ${String(features[name])}, keel needs ${value} (${where})`,
+      );
+    }
+  }
+}
+
+/** Opens the pool, migrates the schema, asserts settings and starts listening. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const { url, schema, safe } = parseUrl(options.url, options.schema);
+  const config = clientConfig(url, schema);
+  const pool = new pg.Pool({ ...config, max: options.poolSize ?? DEFAULT_POOL_SIZE });
+  // An idle client's connection error must not crash the process; the next query fails.
+  pool.on('error', () => undefined);
+  const migrations = loadMigrations();
+  let listener: ChangeListenerConnection | null = null;
+  try {
+    let features: PostgresFeatures;
+    const client = await pool.connect().catch((error: Error) => {
+      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL ${safe}: ${error.message}`);
+    });
+    try {
+      await applyMigrations(client, schema, migrations);
+      features = await detectFeatures(client);
+      assertSettings(features, `${safe} schema ${schema}`);
+      if (features.pg_trgm) {
+        await client.query(
+          'CREATE INDEX IF NOT EXISTS memory_facts_trigrams ON memory_facts USING gin (text gin_trgm_ops)',
+        );
+      }
+    } finally {
+      client.release();
+    }
+    const ctx = new PgContext(
+      pool,
+      schema,
+      `keel_changes_${schema}`,
+      randomUUID(),
+      options.now ?? null,
+      options.failpoints ?? inertFailpoints,
+      new Set(options.seededBugs ?? []),
+    );
+    listener = new ChangeListenerConnection(config, ctx, options.onListenerState);
+    await listener.start();
+    const description = `postgres ${safe} schema=${schema} (synchronous_commit=on, vectors=${features.pgvector ? 'pgvector' : 'exact scan'}, phrases=${features.pg_trgm ? 'pg_trgm' : 'scan'})`;
+    return new PostgresStore(ctx, listener, migrations, schema, features, description);
+  } catch (error) {
+    await listener?.close();
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** `keel migrate` on PostgreSQL: reports (check) or applies pending migrations. */
+export async function migratePostgres(
+  url: string,
+  options: { check: boolean; schema?: string },
+): Promise<PostgresMigrationReport> {
+  const parsed = parseUrl(url, options.schema);
+  const client = new pg.Client(clientConfig(parsed.url, parsed.schema));
+  await client.connect();
+  try {
+    const migrations = loadMigrations();
+    return options.check
+      ? await migrationReport(client, parsed.schema, migrations)
+      : await applyMigrations(client, parsed.schema, migrations);
+  } finally {
+    await client.end();
+  }
+}

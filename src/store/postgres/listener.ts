@@ -1,0 +1,83 @@
+// One dedicated LISTEN connection per store: delivers other processes' change
+// notifications (run.queued / run.event / run.terminal) to this process's listeners.
+// Its own notifications come back too and are skipped (they were delivered locally
+// right after the commit). When the connection drops, notifications sent meanwhile
+// are lost: it reconnects with backoff, and callers keep their fallback polls
+// (the worker's claim poll, SSE's trace replay from its last seq) for exactly that gap.
+
+import pg from 'pg';
+import type { PgContext } from './context.ts';
+import { decodeChange, quoteIdent } from './context.ts';
+
+const RECONNECT_MIN_MS = 100;
+const RECONNECT_MAX_MS = 5_000;
+
+export class ChangeListenerConnection {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryMs = RECONNECT_MIN_MS;
+  private timer: NodeJS.Timeout | null = null;
+  /** True while LISTEN is active; false while reconnecting. */
+  connected = false;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly ctx: PgContext,
+    private readonly onState: (connected: boolean, error?: Error) => void = () => undefined,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client(this.config);
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client));
+    client.on('notification', (message) => {
+      if (message.channel !== this.ctx.channel || message.payload === undefined) return;
+      const decoded = decodeChange(message.payload);
+      if (decoded && decoded.origin !== this.ctx.origin) this.ctx.notify([decoded.change]);
+    });
+    await client.connect();
+    await client.query(`LISTEN ${quoteIdent(this.ctx.channel)}`);
+    if (this.closed) {
+      await client.end().catch(() => undefined);
+      return;
+    }
+    this.client = client;
+    this.connected = true;
+    this.retryMs = RECONNECT_MIN_MS;
+    this.onState(true);
+  }
+
+  private lost(client: pg.Client, error?: Error): void {
+    if (this.client !== client || this.closed) return;
+    this.client = null;
+    this.connected = false;
+    this.onState(false, error);
+    client.end().catch(() => undefined);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect().catch(() => {
+        this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
+        this.schedule();
+      });
+    }, this.retryMs);
+    this.timer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    const client = this.client;
+    this.client = null;
+    this.connected = false;
+    await client?.end().catch(() => undefined);
+  }
+}

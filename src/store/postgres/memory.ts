@@ -1,0 +1,246 @@
+// Memory facts on PostgreSQL: put/get/delete, keyset listing with cursors bound to
+// tenant + namespace, and the reindex reads/writes. The vector is a real[] column on
+// the fact row with its embedder and dimension, so it goes with the fact and a search
+// can only ever compare vectors of one embedder (memory-search.ts).
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, MemoryFact } from '../../types.ts';
+import type {
+  MemoryEmbedderCount,
+  MemoryPutInput,
+  MemoryStaleFact,
+  MemoryVector,
+  MemoryVectorUpdate,
+  Page,
+} from '../store.ts';
+import type { PgContext, Sql, Tx } from './context.ts';
+import { iso, parseJson } from './rows.ts';
+import { requireTenant } from './guards.ts';
+
+interface MemoryRow {
+  fact_id: number;
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+const FACT_COLUMNS = 'fact_id, tenant, namespace, id, text, metadata, created_at, updated_at';
+
+function toMemoryFact(row: MemoryRow): MemoryFact {
+  return {
+    id: row.id,
+    text: row.text,
+    metadata: parseJson<JsonObject>(row.metadata),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+/** The same bound as the SQLite backend, so both accept the same embedders. */
+export const MAX_VECTOR_DIMENSION = 4096;
+
+function checkVector(vector: MemoryVector): void {
+  const dim = vector.values.length;
+  if (dim === 0 || !vector.values.every(Number.isFinite)) {
+    throw new KeelError('VALIDATION_FAILED', 'a memory vector must be non-empty and finite');
+  }
+  if (dim > MAX_VECTOR_DIMENSION) {
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      `vector dimension ${dim} is outside 1–${MAX_VECTOR_DIMENSION}`,
+    );
+  }
+}
+
+async function writeVector(tx: Tx, factId: number, vector: MemoryVector): Promise<void> {
+  checkVector(vector);
+  await tx.count(
+    'UPDATE memory_facts SET embedder = $1, dim = $2, vector = $3 WHERE fact_id = $4',
+    [vector.embedder, vector.values.length, Array.from(vector.values), factId],
+  );
+}
+
+export async function putMemory(
+  ctx: PgContext,
+  input: MemoryPutInput,
+): Promise<{ fact: MemoryFact; created: boolean }> {
+  checkVector(input.vector);
+  return ctx.write(async (tx) => {
+    await requireTenant(tx, input.tenant);
+    const metadata = JSON.stringify(input.metadata);
+    const inserted = await tx.one<MemoryRow>(
+      `INSERT INTO memory_facts (tenant, namespace, id, text, metadata, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $6)
+       ON CONFLICT (tenant, namespace, id) DO NOTHING RETURNING ${FACT_COLUMNS}`,
+      [input.tenant, input.namespace, input.id, input.text, metadata, tx.now],
+    );
+    // Text is only set when it changed, so the generated tsvector is not recomputed.
+    const row =
+      inserted ??
+      (await tx.one<MemoryRow>(
+        `UPDATE memory_facts SET text = CASE WHEN text = $4 THEN text ELSE $4 END, metadata = $5,
+           updated_at = GREATEST($6, updated_at + 1)
+         WHERE tenant = $1 AND namespace = $2 AND id = $3 RETURNING ${FACT_COLUMNS}`,
+        [input.tenant, input.namespace, input.id, input.text, metadata, tx.now],
+      ));
+    const fact = row as MemoryRow;
+    await writeVector(tx, fact.fact_id, input.vector);
+    return { fact: toMemoryFact(fact), created: inserted !== undefined };
+  });
+}
+
+export async function getMemory(
+  sql: Sql,
+  tenant: string,
+  namespace: string,
+  id: string,
+): Promise<MemoryFact | null> {
+  const row = await sql.one<MemoryRow>(
+    `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id = $3`,
+    [tenant, namespace, id],
+  );
+  return row ? toMemoryFact(row) : null;
+}
+
+export async function deleteMemory(
+  ctx: PgContext,
+  tenant: string,
+  namespace: string,
+  id: string,
+): Promise<boolean> {
+  return ctx.write(
+    async (tx) =>
+      (await tx.count('DELETE FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id = $3', [
+        tenant,
+        namespace,
+        id,
+      ])) > 0,
+  );
+}
+
+// A list cursor names the tenant and namespace it was issued for (as on SQLite).
+interface ListCursor {
+  v: 1;
+  tenant: string;
+  namespace: string;
+  after: string;
+}
+
+function encodeListCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+function decodeListCursor(text: string, tenant: string, namespace: string): string {
+  let cursor: Partial<ListCursor> | null = null;
+  try {
+    cursor = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<ListCursor>;
+  } catch {
+    cursor = null;
+  }
+  if (!cursor || cursor.v !== 1 || typeof cursor.after !== 'string') {
+    throw new KeelError('VALIDATION_FAILED', 'cursor is not valid', { field: 'cursor' });
+  }
+  if (cursor.tenant !== tenant || cursor.namespace !== namespace) {
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      'cursor was issued for another tenant or namespace; start again without a cursor',
+      { field: 'cursor' },
+    );
+  }
+  return cursor.after;
+}
+
+export async function listMemory(
+  sql: Sql,
+  tenant: string,
+  namespace: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<MemoryFact>> {
+  const after = cursor === undefined ? '' : decodeListCursor(cursor, tenant, namespace);
+  const rows = await sql.rows<MemoryRow>(
+    `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id > $3
+     ORDER BY id LIMIT $4`,
+    [tenant, namespace, after, limit + 1],
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(toMemoryFact),
+    next_cursor:
+      rows.length > limit && last
+        ? encodeListCursor({ v: 1, tenant, namespace, after: last.id })
+        : null,
+  };
+}
+
+export async function staleMemoryCounts(
+  sql: Sql,
+  tenant: string,
+  namespace: string,
+  embedder: string,
+): Promise<MemoryEmbedderCount[]> {
+  return sql.rows<MemoryEmbedderCount>(
+    `SELECT embedder, dim, COUNT(*)::int AS count FROM memory_facts
+     WHERE tenant = $1 AND namespace = $2 AND embedder IS DISTINCT FROM $3
+     GROUP BY embedder, dim ORDER BY count DESC`,
+    [tenant, namespace, embedder],
+  );
+}
+
+export async function listStaleMemory(
+  sql: Sql,
+  embedder: string,
+  limit: number,
+  afterKey: number,
+): Promise<MemoryStaleFact[]> {
+  const rows = await sql.rows<MemoryRow>(
+    `SELECT fact_id, tenant, namespace, id, text, updated_at FROM memory_facts
+     WHERE fact_id > $1 AND embedder IS DISTINCT FROM $2 ORDER BY fact_id LIMIT $3`,
+    [afterKey, embedder, limit],
+  );
+  return rows.map((row) => ({
+    key: row.fact_id,
+    tenant: row.tenant,
+    namespace: row.namespace,
+    id: row.id,
+    text: row.text,
+    version: row.updated_at,
+  }));
+}
+
+export async function countStaleMemory(sql: Sql, embedder: string): Promise<number> {
+  const row = await sql.one<{ n: number }>(
+    'SELECT COUNT(*)::int AS n FROM memory_facts WHERE embedder IS DISTINCT FROM $1',
+    [embedder],
+  );
+  return row?.n ?? 0;
+}
+
+export async function setMemoryVectors(
+  ctx: PgContext,
+  updates: readonly MemoryVectorUpdate[],
+): Promise<number> {
+  for (const update of updates) checkVector(update.vector);
+  return ctx.write(async (tx) => {
+    let written = 0;
+    for (const update of updates) {
+      written += await tx.count(
+        `UPDATE memory_facts SET embedder = $1, dim = $2, vector = $3
+         WHERE fact_id = $4 AND updated_at = $5`,
+        [
+          update.vector.embedder,
+          update.vector.values.length,
+          Array.from(update.vector.values),
+          update.key,
+          update.version,
+        ],
+      );
+    }
+    return written;
+  });
+}

@@ -1,0 +1,370 @@
+// The Store interface on a pg pool: every write is one BEGIN … COMMIT on one pooled
+// client (context.ts), reads are single statements on the pool, and a dedicated
+// LISTEN connection brings other processes' changes to this process's subscribers.
+
+import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
+import type {
+  Agent,
+  AgentSpec,
+  Artifact,
+  ArtifactStat,
+  ClaimedDelivery,
+  Delivery,
+  DeliveryStatus,
+  JsonObject,
+  MemoryFact,
+  Run,
+  RunEntry,
+  RunStatus,
+  Schedule,
+  Tenant,
+  Thread,
+  ThreadSummary,
+  TokenRecord,
+  TraceEvent,
+} from '../../types.ts';
+import type {
+  ArtifactWrite,
+  ChangeListener,
+  ClaimedRun,
+  ClaimOptions,
+  DeliveryAckInput,
+  DeliveryClaimInput,
+  DeliveryFilter,
+  EnqueueResult,
+  EnqueueRunInput,
+  Fence,
+  FinalizeInput,
+  MemoryEmbedderCount,
+  MemoryHit,
+  MemoryLexicalTerms,
+  MemoryPutInput,
+  MemoryStaleFact,
+  MemoryVector,
+  MemoryVectorUpdate,
+  MigrationStatus,
+  Page,
+  ProgressInput,
+  RunFilter,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  ScheduleOwner,
+  ScheduleWrite,
+  Store,
+  StoreStats,
+  TokenLookup,
+} from '../store.ts';
+import * as artifacts from './artifacts.ts';
+import type { PgContext } from './context.ts';
+import * as deliveries from './deliveries.ts';
+import type { ChangeListenerConnection } from './listener.ts';
+import * as memory from './memory.ts';
+import * as memorySearch from './memory-search.ts';
+import type { Migration } from './migrations.ts';
+import { migrationReport } from './migrations.ts';
+import * as runWrites from './run-writes.ts';
+import * as runs from './runs.ts';
+import * as schedules from './schedules.ts';
+import * as tenants from './tenants.ts';
+import * as threads from './threads.ts';
+import * as trace from './trace.ts';
+
+/** What the backend found at open: settings read back and optional extensions. */
+export interface PostgresFeatures {
+  synchronous_commit: string;
+  transaction_isolation: string;
+  pgvector: boolean;
+  pg_trgm: boolean;
+  server_version: string;
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  private closed = false;
+
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly listener: ChangeListenerConnection,
+    private readonly migrations: readonly Migration[],
+    readonly schema: string,
+    readonly features: PostgresFeatures,
+    readonly description: string,
+  ) {}
+
+  /** False while the LISTEN connection is down (notifications may be missed). */
+  get listening(): boolean {
+    return this.listener.connected;
+  }
+
+  /** The pool, for tests and benchmarks that inspect the schema directly. */
+  get pool(): PgContext['pool'] {
+    return this.ctx.pool;
+  }
+
+  async migrationStatus(): Promise<MigrationStatus> {
+    const client = await this.ctx.pool.connect();
+    try {
+      const { current, latest } = await migrationReport(client, this.schema, this.migrations);
+      return { current, latest };
+    } finally {
+      client.release();
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.ctx.read.one('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.ctx.listeners.clear();
+    await this.listener.close();
+    await this.ctx.pool.end();
+  }
+
+  subscribe(listener: ChangeListener): () => void {
+    const entry: ChangeListener = (change) => listener(change);
+    this.ctx.listeners.add(entry);
+    return () => {
+      this.ctx.listeners.delete(entry);
+    };
+  }
+
+  async stats(): Promise<StoreStats> {
+    const count = async <K extends string>(table: string, keys: readonly K[]) => {
+      const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
+      const rows = await this.ctx.read.rows<{ status: K; n: number }>(
+        `SELECT status, COUNT(*)::int AS n FROM ${table} GROUP BY status`,
+      );
+      for (const row of rows) counts[row.status] = row.n;
+      return counts;
+    };
+    return {
+      runs_by_status: await count<RunStatus>('runs', RUN_STATUSES),
+      deliveries_by_status: await count<DeliveryStatus>('deliveries', DELIVERY_STATUSES),
+    };
+  }
+
+  createTenant(name: string, metadata: JsonObject) {
+    return tenants.createTenant(this.ctx, name, metadata);
+  }
+  getTenant(name: string): Promise<Tenant | null> {
+    return tenants.getTenant(this.ctx.read, name);
+  }
+  listTenants(): Promise<Tenant[]> {
+    return tenants.listTenants(this.ctx.read);
+  }
+  updateTenant(name: string, metadata: JsonObject, ifUpdatedAt?: string): Promise<Tenant> {
+    return tenants.updateTenant(this.ctx, name, metadata, ifUpdatedAt);
+  }
+  deleteTenant(name: string): Promise<boolean> {
+    return tenants.deleteTenant(this.ctx, name);
+  }
+  createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord> {
+    return tenants.createToken(this.ctx, token);
+  }
+  listTokens(tenant: string): Promise<TokenRecord[]> {
+    return tenants.listTokens(this.ctx.read, tenant);
+  }
+  deleteToken(tenant: string, id: string): Promise<boolean> {
+    return tenants.deleteToken(this.ctx, tenant, id);
+  }
+  findToken(id: string): Promise<TokenLookup | null> {
+    return tenants.findToken(this.ctx.read, id);
+  }
+
+  putAgent(tenant: string, name: string, spec: AgentSpec) {
+    return tenants.putAgent(this.ctx, tenant, name, spec);
+  }
+  getAgent(tenant: string, name: string): Promise<Agent | null> {
+    return tenants.getAgent(this.ctx.read, tenant, name);
+  }
+  listAgents(tenant: string): Promise<Agent[]> {
+    return tenants.listAgents(this.ctx.read, tenant);
+  }
+  deleteAgent(tenant: string, name: string): Promise<boolean> {
+    return tenants.deleteAgent(this.ctx, tenant, name);
+  }
+
+  enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
+    return runs.enqueueRun(this.ctx, input);
+  }
+  getRun(tenant: string, runId: string): Promise<Run | null> {
+    return runs.getRun(this.ctx.read, tenant, runId);
+  }
+  listRuns(tenant: string, filter: RunFilter, limit: number, cursor?: string): Promise<Page<Run>> {
+    return runs.listRuns(this.ctx.read, tenant, filter, limit, cursor);
+  }
+  claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
+    return runs.claimNextRun(this.ctx, options);
+  }
+  heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
+    return runWrites.heartbeat(this.ctx, fence, leaseMs);
+  }
+  /**
+   * Part of the interface for the single-process SQLite mode; a PostgreSQL deployment
+   * never calls it at startup (other processes' leases are live), see main.ts.
+   */
+  expireAllLeases(): Promise<number> {
+    return runWrites.expireAllLeases(this.ctx);
+  }
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+    return runWrites.appendProgress(this.ctx, fence, progress);
+  }
+  loadEntries(runId: string): Promise<RunEntry[]> {
+    return trace.loadEntries(this.ctx.read, runId);
+  }
+  finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
+    return runWrites.finalizeRun(this.ctx, fence, input);
+  }
+  cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
+    return runWrites.cancelRun(this.ctx, tenant, runId, reason);
+  }
+  getTrace(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<TraceEvent[] | null> {
+    return trace.getTrace(this.ctx.read, tenant, runId, afterSeq, limit);
+  }
+
+  listThreads(
+    tenant: string,
+    agent: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ThreadSummary>> {
+    return threads.listThreads(this.ctx.read, tenant, agent, limit, cursor);
+  }
+  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null> {
+    return threads.getThread(this.ctx.read, tenant, agent, scope);
+  }
+  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean> {
+    return threads.deleteThread(this.ctx, tenant, agent, scope);
+  }
+
+  listDeliveries(
+    tenant: string,
+    filter: DeliveryFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Delivery>> {
+    return deliveries.listDeliveries(this.ctx.read, tenant, filter, limit, cursor);
+  }
+  claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
+    return deliveries.claimDeliveries(this.ctx, tenant, input);
+  }
+  ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery> {
+    return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+  }
+
+  putArtifact(
+    tenant: string,
+    path: string,
+    input: ArtifactWrite,
+  ): Promise<{ artifact: ArtifactStat; created: boolean }> {
+    return artifacts.putArtifact(this.ctx, tenant, path, input);
+  }
+  getArtifact(tenant: string, path: string): Promise<Artifact | null> {
+    return artifacts.getArtifact(this.ctx.read, tenant, path);
+  }
+  listArtifacts(
+    tenant: string,
+    prefix: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ArtifactStat>> {
+    return artifacts.listArtifacts(this.ctx.read, tenant, prefix, limit, cursor);
+  }
+  deleteArtifact(tenant: string, path: string): Promise<boolean> {
+    return artifacts.deleteArtifact(this.ctx, tenant, path);
+  }
+  putSchedule(
+    tenant: string,
+    name: string,
+    input: ScheduleWrite,
+    owner?: ScheduleOwner,
+  ): Promise<{ schedule: Schedule; created: boolean }> {
+    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+  }
+  getSchedule(tenant: string, name: string): Promise<Schedule | null> {
+    return schedules.getSchedule(this.ctx.read, tenant, name);
+  }
+  listSchedules(
+    tenant: string,
+    filter: ScheduleFilter,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<Schedule>> {
+    return schedules.listSchedules(this.ctx.read, tenant, filter, limit, cursor);
+  }
+  deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
+    return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+  }
+  dueSchedules(limit: number): Promise<Schedule[]> {
+    return schedules.dueSchedules(this.ctx, limit);
+  }
+  fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult> {
+    return schedules.fireSchedule(this.ctx, input);
+  }
+
+  putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }> {
+    return memory.putMemory(this.ctx, input);
+  }
+  getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
+    return memory.getMemory(this.ctx.read, tenant, namespace, id);
+  }
+  deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
+    return memory.deleteMemory(this.ctx, tenant, namespace, id);
+  }
+  listMemory(
+    tenant: string,
+    namespace: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<MemoryFact>> {
+    return memory.listMemory(this.ctx.read, tenant, namespace, limit, cursor);
+  }
+  searchMemoryLexical(
+    tenant: string,
+    namespace: string,
+    terms: MemoryLexicalTerms,
+    pool: number,
+  ): Promise<MemoryHit[]> {
+    return memorySearch.searchLexical(this.ctx.read, tenant, namespace, terms, pool);
+  }
+  searchMemorySemantic(
+    tenant: string,
+    namespace: string,
+    vector: MemoryVector,
+    pool: number,
+  ): Promise<MemoryHit[]> {
+    return memorySearch.searchSemantic(
+      this.ctx.read,
+      tenant,
+      namespace,
+      vector,
+      pool,
+      this.features.pgvector,
+    );
+  }
+  staleMemoryCounts(
+    tenant: string,
+    namespace: string,
+    embedder: string,
+  ): Promise<MemoryEmbedderCount[]> {
+    return memory.staleMemoryCounts(this.ctx.read, tenant, namespace, embedder);
+  }
+  listStaleMemory(embedder: string, limit: number, afterKey: number): Promise<MemoryStaleFact[]> {
+    return memory.listStaleMemory(this.ctx.read, embedder, limit, afterKey);
+  }
+  countStaleMemory(embedder: string): Promise<number> {
+    return memory.countStaleMemory(this.ctx.read, embedder);
+  }
+  setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
+    return memory.setMemoryVectors(this.ctx, updates);
+  }
+}

@@ -1,0 +1,207 @@
+// Writes to a running run, each fenced by (run_id, attempt) in the statement itself:
+// heartbeat, progress (entries + events), the one finalization transaction, cancel.
+// The fenced UPDATE row-locks the run, so a stale attempt in another process waits for
+// the current holder's transaction and then finds the fence moved.
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, Run, RunError } from '../../types.ts';
+import type { Fence, FinalizeInput, ProgressInput } from '../store.ts';
+import type { PgContext, Tx } from './context.ts';
+import { insertDeliveryForRun } from './deliveries.ts';
+import type { RunRow } from './rows.ts';
+import { toRun } from './rows.ts';
+import { appendTurnToThread } from './threads.ts';
+import { appendEntries, appendEvent, appendEvents } from './trace.ts';
+
+/** The fence as SQL on parameters $1 (run_id) and $2 (attempt). */
+function fenceClause(ctx: PgContext): string {
+  // Seeded bug `no_fencing`: a stale attempt's writes are accepted.
+  return ctx.hasBug('no_fencing')
+    ? "run_id = $1 AND status = 'running' AND ($2::int = attempt OR true)"
+    : "run_id = $1 AND status = 'running' AND attempt = $2";
+}
+
+function leaseLost(fence: Fence): KeelError {
+  return new KeelError(
+    'LEASE_LOST',
+    `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
+  );
+}
+
+export async function heartbeat(ctx: PgContext, fence: Fence, leaseMs: number): Promise<boolean> {
+  return ctx.write(
+    async (tx) =>
+      (await tx.count(`UPDATE runs SET lease_expires_at = $3 WHERE ${fenceClause(ctx)}`, [
+        fence.run_id,
+        fence.attempt,
+        tx.now + leaseMs,
+      ])) === 1,
+  );
+}
+
+export async function expireAllLeases(ctx: PgContext): Promise<number> {
+  return ctx.write((tx) =>
+    tx.count("UPDATE runs SET lease_expires_at = $1 WHERE status = 'running'", [tx.now]),
+  );
+}
+
+export async function appendProgress(
+  ctx: PgContext,
+  fence: Fence,
+  progress: ProgressInput,
+): Promise<void> {
+  await ctx.write(async (tx) => {
+    const row = await tx.one<{ tenant: string; run_id: string }>(
+      `UPDATE runs SET steps = COALESCE($3, steps), usage = COALESCE($4, usage),
+         elapsed_ms = COALESCE($5, elapsed_ms)
+       WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
+      [
+        fence.run_id,
+        fence.attempt,
+        progress.steps ?? null,
+        progress.usage ? JSON.stringify(progress.usage) : null,
+        progress.elapsed_ms ?? null,
+      ],
+    );
+    if (!row) throw leaseLost(fence);
+    if (progress.entries?.length) {
+      await appendEntries(tx, fence.run_id, fence.attempt, progress.entries);
+    }
+    await appendEvents(tx, row, progress.events ?? []);
+  });
+  ctx.failpoints.hit('entry.after_commit');
+}
+
+async function settleRun(
+  ctx: PgContext,
+  tx: Tx,
+  fence: Fence,
+  input: FinalizeInput,
+): Promise<RunRow> {
+  const succeeded = input.status === 'succeeded';
+  const row = await tx.one<RunRow>(
+    `UPDATE runs SET status = $3, output = $4, error = $5, steps = $6, usage = $7,
+       elapsed_ms = $8, finished_at = $9, lease_owner = NULL, lease_expires_at = NULL
+     WHERE ${fenceClause(ctx)} RETURNING *`,
+    [
+      fence.run_id,
+      fence.attempt,
+      input.status,
+      succeeded ? JSON.stringify(input.output) : null,
+      succeeded ? null : JSON.stringify(input.error),
+      input.steps,
+      JSON.stringify(input.usage),
+      input.elapsed_ms,
+      tx.now,
+    ],
+  );
+  if (!row) throw leaseLost(fence);
+  return row;
+}
+
+function terminalEventData(input: FinalizeInput): JsonObject {
+  return input.status === 'succeeded'
+    ? { output: input.output, usage: { ...input.usage }, steps: input.steps }
+    : { error: { ...input.error } };
+}
+
+/** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
+async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise<void> {
+  if (input.status !== 'succeeded') return;
+  await appendTurnToThread(tx, row, input.reply_text, input.context_window);
+  if (row.delivery_destination !== null) await insertDeliveryForRun(tx, row);
+}
+
+async function settleAndAnnounce(
+  ctx: PgContext,
+  tx: Tx,
+  fence: Fence,
+  input: FinalizeInput,
+): Promise<RunRow> {
+  const settled = await settleRun(ctx, tx, fence, input);
+  await appendEvent(tx, settled, `run.${input.status}`, terminalEventData(input));
+  return settled;
+}
+
+export async function finalizeRun(
+  ctx: PgContext,
+  fence: Fence,
+  input: FinalizeInput,
+): Promise<Run> {
+  const terminal = (tenant: string) =>
+    ({ kind: 'run.terminal', tenant, run_id: fence.run_id, status: input.status }) as const;
+  let row: RunRow;
+  if (ctx.hasBug('split_finalize')) {
+    // Seeded bug: status and its consequences commit separately, so a crash in between
+    // leaves a succeeded run without its thread turn or delivery.
+    row = await ctx.write(async (tx) => {
+      const settled = await settleAndAnnounce(ctx, tx, fence, input);
+      tx.changes.push(terminal(settled.tenant));
+      return settled;
+    });
+    ctx.failpoints.hit('finalize.between');
+    const settled = row;
+    await ctx.write((tx) => recordSuccess(tx, settled, input));
+  } else {
+    row = await ctx.write(async (tx) => {
+      const settled = await settleAndAnnounce(ctx, tx, fence, input);
+      await recordSuccess(tx, settled, input);
+      tx.changes.push(terminal(settled.tenant));
+      ctx.failpoints.hit('finalize.before_commit');
+      return settled;
+    });
+  }
+  ctx.failpoints.hit('finalize.after_commit');
+  return toRun(row);
+}
+
+export async function cancelRun(
+  ctx: PgContext,
+  tenant: string,
+  runId: string,
+  reason: string | null,
+): Promise<Run | null> {
+  return ctx.write(async (tx) => {
+    const current = await tx.one<RunRow>(
+      'SELECT * FROM runs WHERE run_id = $1 AND tenant = $2 FOR UPDATE',
+      [runId, tenant],
+    );
+    if (!current) return null;
+    const error: RunError = { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
+    const row = await tx.one<RunRow>(
+      `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
+         lease_expires_at = NULL
+       WHERE run_id = $3 AND status IN ('queued', 'running') RETURNING *`,
+      [JSON.stringify(error), tx.now, runId],
+    );
+    if (!row) return toRun(current);
+    await appendEvent(tx, row, 'run.cancelled', { reason });
+    tx.changes.push({ kind: 'run.terminal', tenant, run_id: runId, status: 'cancelled' });
+    ctx.failpoints.hit('cancel.before_commit');
+    return toRun(row);
+  });
+}
+
+/** Fails every queued or running run of an agent inside the caller's transaction. */
+export async function failActiveRuns(
+  tx: Tx,
+  lane: { tenant: string; agent: string },
+  error: RunError,
+): Promise<void> {
+  const rows = await tx.rows<{ tenant: string; run_id: string }>(
+    `UPDATE runs SET status = 'failed', error = $1, finished_at = $2, lease_owner = NULL,
+       lease_expires_at = NULL
+     WHERE tenant = $3 AND agent = $4 AND status IN ('queued', 'running')
+     RETURNING tenant, run_id`,
+    [JSON.stringify(error), tx.now, lane.tenant, lane.agent],
+  );
+  for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
+    await appendEvent(tx, row, 'run.failed', { error: { ...error } });
+    tx.changes.push({
+      kind: 'run.terminal',
+      tenant: row.tenant,
+      run_id: row.run_id,
+      status: 'failed',
+    });
+  }
+}

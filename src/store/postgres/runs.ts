@@ -1,0 +1,203 @@
+// Runs: idempotent enqueue, reads, keyset listing, and the claim — one UPDATE whose
+// CTE picks the oldest claimable run with FOR UPDATE SKIP LOCKED, so concurrent
+// claimers in many processes never wait on each other and never take the same run.
+
+import { KeelError } from '../../errors.ts';
+import type { Run } from '../../types.ts';
+import { emptyUsage } from '../../types.ts';
+import type {
+  ClaimedRun,
+  ClaimOptions,
+  EnqueueResult,
+  EnqueueRunInput,
+  Page,
+  RunFilter,
+} from '../store.ts';
+import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import { isUniqueViolation } from './context.ts';
+import type { AgentRow, RunRow } from './rows.ts';
+import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
+import { requireTenant } from './guards.ts';
+import { appendEvent } from './trace.ts';
+
+export async function getRun(sql: Sql, tenant: string, runId: string): Promise<Run | null> {
+  const row = await sql.one<RunRow>('SELECT * FROM runs WHERE run_id = $1 AND tenant = $2', [
+    runId,
+    tenant,
+  ]);
+  return row ? toRun(row) : null;
+}
+
+/**
+ * The enqueue inside the caller's transaction (fireSchedule nests it). Advisory locks
+ * serialize what a unique index cannot: two enqueues of one request_id, and an
+ * on_busy=reject check racing another enqueue into the same lane.
+ */
+export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
+  await requireTenant(tx, input.tenant);
+  if (input.request_id !== null) {
+    await tx.one("SELECT pg_advisory_xact_lock(hashtext('request:' || $1 || ':' || $2))", [
+      input.tenant,
+      input.request_id,
+    ]);
+    // Looked up before the agent: a replay finds its run even after the agent was deleted.
+    const existing = await tx.one<RunRow>(
+      'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
+      [input.tenant, input.request_id],
+    );
+    if (existing) {
+      if (existing.fingerprint !== input.fingerprint) {
+        throw new KeelError(
+          'IDEMPOTENCY_KEY_REUSED',
+          `request_id ${input.request_id} was used for a different request (run ${existing.run_id})`,
+        );
+      }
+      return { run: toRun(existing), deduplicated: true };
+    }
+  }
+  const agent = await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2 FOR SHARE', [
+    input.tenant,
+    input.agent,
+  ]);
+  if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+  if (input.on_busy === 'reject') {
+    await tx.one(
+      "SELECT pg_advisory_xact_lock(hashtext('lane:' || $1 || ':' || $2 || ':' || $3))",
+      [input.tenant, input.agent, input.scope],
+    );
+    const busy = await tx.one<{ run_id: string }>(
+      `SELECT run_id FROM runs WHERE tenant = $1 AND agent = $2 AND scope = $3
+         AND status IN ('queued', 'running') LIMIT 1`,
+      [input.tenant, input.agent, input.scope],
+    );
+    if (busy) {
+      throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
+    }
+  }
+  const row = await tx.one<RunRow>(
+    `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
+       delivery_destination, status, usage, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $11) RETURNING *`,
+    [
+      input.run_id,
+      input.tenant,
+      input.agent,
+      input.scope,
+      input.source,
+      JSON.stringify(input.input),
+      input.request_id,
+      input.fingerprint,
+      input.delivery?.destination ?? null,
+      JSON.stringify(emptyUsage()),
+      tx.now,
+    ],
+  );
+  await appendEvent(tx, input, 'run.queued', {
+    source: input.source,
+    request_id: input.request_id,
+  });
+  tx.changes.push({ kind: 'run.queued', tenant: input.tenant, run_id: input.run_id });
+  return { run: toRun(row as RunRow), deduplicated: false };
+}
+
+export async function enqueueRun(ctx: PgContext, input: EnqueueRunInput): Promise<EnqueueResult> {
+  const result = await ctx.write(async (tx) => {
+    const enqueued = await enqueueIn(tx, input);
+    if (!enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
+    return enqueued;
+  });
+  if (!result.deduplicated) ctx.failpoints.hit('submit.after_commit');
+  return result;
+}
+
+export async function listRuns(
+  sql: Sql,
+  tenant: string,
+  filter: RunFilter,
+  limit: number,
+  cursor?: string,
+): Promise<Page<Run>> {
+  const params: SqlParam[] = [tenant];
+  const where = ['tenant = $1'];
+  for (const field of ['agent', 'scope', 'status', 'source'] as const) {
+    const value = filter[field];
+    if (value !== undefined) {
+      params.push(value);
+      where.push(`${field} = $${params.length}`);
+    }
+  }
+  if (cursor !== undefined) {
+    params.push(decodeCursor(cursor, ['string'])[0] as string);
+    where.push(`run_id < $${params.length}`);
+  }
+  params.push(limit + 1);
+  const rows = await sql.rows<RunRow>(
+    `SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return pageOf(rows, limit, toRun, (row) => [row.run_id]);
+}
+
+// The claim, one statement. Candidates:
+//   - the oldest queued run that heads its lane (no older queued run in the lane) and
+//     whose lane has nobody running: FIFO per lane, and a busy lane's queue is skipped
+//     rather than blocking the scan, so no idle lane starves;
+//   - the oldest running run whose lease expired (a reclaim: attempt + 1).
+// SKIP LOCKED passes over rows another claimer is taking right now; the UPDATE re-checks
+// the row's state. The partial unique index on running runs per lane is the backstop:
+// a race the query misses fails the UPDATE, which is reported as "nothing claimed".
+export const CLAIM_SQL = `
+WITH queued AS (
+  SELECT r.queue_pos, r.run_id FROM runs r
+  WHERE r.status = 'queued'
+    AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
+                    AND x.scope = r.scope AND x.status = 'running')
+    AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
+                    AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
+  ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
+), expired AS (
+  SELECT e.queue_pos, e.run_id FROM runs e
+  WHERE e.status = 'running' AND e.lease_expires_at <= $3
+  ORDER BY e.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
+), candidate AS (
+  SELECT c.run_id FROM (SELECT * FROM queued UNION ALL SELECT * FROM expired) AS c
+  ORDER BY c.queue_pos LIMIT 1
+)
+UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $1,
+  lease_expires_at = $3::bigint + $2::bigint, started_at = COALESCE(started_at, $3)
+FROM candidate
+WHERE runs.run_id = candidate.run_id
+  AND (runs.status = 'queued' OR (runs.status = 'running' AND runs.lease_expires_at <= $3))
+RETURNING runs.*`;
+
+class LaneTaken extends Error {}
+
+export async function claimNextRun(
+  ctx: PgContext,
+  options: ClaimOptions,
+): Promise<ClaimedRun | null> {
+  let claimed: ClaimedRun | null;
+  try {
+    claimed = await ctx.write(async (tx) => {
+      let row: RunRow | undefined;
+      try {
+        row = await tx.one<RunRow>(CLAIM_SQL, [options.owner, options.lease_ms, tx.now]);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new LaneTaken();
+        throw error;
+      }
+      if (!row) return null;
+      await appendEvent(tx, row, 'run.claimed', { attempt: row.attempt, worker: options.owner });
+      const agent = await tx.one<AgentRow>('SELECT * FROM agents WHERE tenant = $1 AND name = $2', [
+        row.tenant,
+        row.agent,
+      ]);
+      return { run: toRun(row), agent: agent ? toAgent(agent) : null, elapsed_ms: row.elapsed_ms };
+    });
+  } catch (error) {
+    if (error instanceof LaneTaken) return null;
+    throw error;
+  }
+  if (claimed) ctx.failpoints.hit('claim.after_commit');
+  return claimed;
+}

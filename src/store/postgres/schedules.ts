@@ -1,0 +1,302 @@
+// Schedules: the resource, the due lookup and the one-transaction fire. Several
+// schedulers may run (one per scheduler process): a fire locks its schedule row and
+// re-checks revision + next_fire_at, so only one of them applies a given fire.
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, MisfirePolicy, Schedule, ScheduleTiming } from '../../types.ts';
+import type {
+  Page,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  ScheduleOwner,
+  ScheduleWrite,
+} from '../store.ts';
+import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import { decodeCursor, iso, isoOrNull, pageOf, parseJson } from './rows.ts';
+import { enqueueIn } from './runs.ts';
+import { requireTenant } from './guards.ts';
+
+interface ScheduleRow {
+  tenant: string;
+  name: string;
+  agent: string;
+  scope: string;
+  payload: string;
+  timing: string;
+  misfire: MisfirePolicy;
+  delivery_destination: string | null;
+  enabled: boolean;
+  next_fire_at: number | null;
+  last_fired_at: number | null;
+  last_run_id: string | null;
+  last_error: string | null;
+  revision: number;
+  created_at: number;
+  updated_at: number;
+}
+
+function toSchedule(row: ScheduleRow): Schedule {
+  const timing = parseJson<ScheduleTiming>(row.timing);
+  return {
+    tenant: row.tenant,
+    name: row.name,
+    agent: row.agent,
+    scope: row.scope,
+    payload: parseJson<JsonObject>(row.payload),
+    cron: timing.kind === 'cron' ? timing.cron : null,
+    timezone: timing.kind === 'cron' ? timing.timezone : null,
+    every_ms: timing.kind === 'every' ? timing.every_ms : null,
+    at: timing.kind === 'at' ? timing.at : null,
+    misfire: row.misfire,
+    delivery: row.delivery_destination === null ? null : { destination: row.delivery_destination },
+    enabled: row.enabled,
+    next_fire_at: isoOrNull(row.next_fire_at),
+    last_fired_at: isoOrNull(row.last_fired_at),
+    last_run_id: row.last_run_id,
+    last_error: row.last_error,
+    revision: row.revision,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+async function scheduleRow(
+  sql: Sql,
+  tenant: string,
+  name: string,
+  lock = false,
+): Promise<ScheduleRow | undefined> {
+  return sql.one<ScheduleRow>(
+    `SELECT * FROM schedules WHERE tenant = $1 AND name = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenant, name],
+  );
+}
+
+function msOrNull(text: string | null): number | null {
+  return text === null ? null : Date.parse(text);
+}
+
+function owns(row: ScheduleRow, owner: ScheduleOwner | undefined): boolean {
+  return owner === undefined || (row.agent === owner.agent && row.scope === owner.scope);
+}
+
+export async function putSchedule(
+  ctx: PgContext,
+  tenant: string,
+  name: string,
+  input: ScheduleWrite,
+  owner: ScheduleOwner | undefined,
+): Promise<{ schedule: Schedule; created: boolean }> {
+  return ctx.write(async (tx) => {
+    await requireTenant(tx, tenant);
+    if (
+      !(await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2', [tenant, input.agent]))
+    ) {
+      throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+    }
+    // The name is locked before it is read, so two concurrent creates serialize.
+    await tx.one("SELECT pg_advisory_xact_lock(hashtext('schedule:' || $1 || ':' || $2))", [
+      tenant,
+      name,
+    ]);
+    const existing = await scheduleRow(tx, tenant, name, true);
+    // A tool may only replace its own agent and scope's schedule; another's is reported
+    // as missing so its existence does not leak.
+    if (existing && !owns(existing, owner)) {
+      throw new KeelError(
+        'SCHEDULE_NOT_FOUND',
+        `schedule ${name} belongs to another agent or scope`,
+      );
+    }
+    const { kind: _kind, ...timingFields } = input.timing;
+    const values: SqlParam[] = [
+      input.agent,
+      input.scope,
+      JSON.stringify(input.payload),
+      JSON.stringify({ kind: input.timing.kind, ...timingFields }),
+      input.misfire,
+      input.delivery?.destination ?? null,
+      input.enabled,
+      input.enabled ? msOrNull(input.next_fire_at) : null,
+      tenant,
+      name,
+      tx.now,
+    ];
+    const row = existing
+      ? await tx.one<ScheduleRow>(
+          // A replaced schedule starts over: last_error is cleared, history fields stay.
+          `UPDATE schedules SET agent = $1, scope = $2, payload = $3, timing = $4, misfire = $5,
+             delivery_destination = $6, enabled = $7, next_fire_at = $8, last_error = NULL,
+             revision = revision + 1, updated_at = GREATEST($11, updated_at + 1)
+           WHERE tenant = $9 AND name = $10 RETURNING *`,
+          values,
+        )
+      : await tx.one<ScheduleRow>(
+          `INSERT INTO schedules (agent, scope, payload, timing, misfire, delivery_destination,
+             enabled, next_fire_at, tenant, name, revision, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11) RETURNING *`,
+          values,
+        );
+    return { schedule: toSchedule(row as ScheduleRow), created: !existing };
+  });
+}
+
+export async function getSchedule(
+  sql: Sql,
+  tenant: string,
+  name: string,
+): Promise<Schedule | null> {
+  const row = await scheduleRow(sql, tenant, name);
+  return row ? toSchedule(row) : null;
+}
+
+export async function listSchedules(
+  sql: Sql,
+  tenant: string,
+  filter: ScheduleFilter,
+  limit: number,
+  cursor?: string,
+): Promise<Page<Schedule>> {
+  const params: SqlParam[] = [tenant];
+  const where = ['tenant = $1'];
+  for (const field of ['agent', 'scope'] as const) {
+    const value = filter[field];
+    if (value !== undefined) {
+      params.push(value);
+      where.push(`${field} = $${params.length}`);
+    }
+  }
+  if (cursor !== undefined) {
+    params.push(decodeCursor(cursor, ['string'])[0] as string);
+    where.push(`name > $${params.length}`);
+  }
+  params.push(limit + 1);
+  const rows = await sql.rows<ScheduleRow>(
+    `SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT $${params.length}`,
+    params,
+  );
+  return pageOf(rows, limit, toSchedule, (row) => [row.name]);
+}
+
+export async function deleteSchedule(
+  ctx: PgContext,
+  tenant: string,
+  name: string,
+  owner: ScheduleOwner | undefined,
+): Promise<boolean> {
+  return ctx.write(async (tx) => {
+    const row = await scheduleRow(tx, tenant, name, true);
+    if (!row || !owns(row, owner)) return false;
+    await tx.count('DELETE FROM schedules WHERE tenant = $1 AND name = $2', [tenant, name]);
+    return true;
+  });
+}
+
+/**
+ * Due schedules, oldest first. Rows a concurrent fire holds are skipped (SKIP LOCKED
+ * in a read-only statement: only a momentary lock), so schedulers spread the work.
+ */
+export async function dueSchedules(ctx: PgContext, limit: number): Promise<Schedule[]> {
+  const now = await ctx.now();
+  const rows = await ctx.read.rows<ScheduleRow>(
+    `SELECT * FROM schedules
+     WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= $1
+     ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    [now, limit],
+  );
+  return rows.map(toSchedule);
+}
+
+/** Inside deleteAgent's transaction: the agent's schedules stop at once. */
+export async function disableSchedulesOfAgent(
+  tx: Tx,
+  tenant: string,
+  agent: string,
+): Promise<void> {
+  await tx.count(
+    `UPDATE schedules SET enabled = false, next_fire_at = NULL, last_error = $1,
+       revision = revision + 1, updated_at = $2
+     WHERE tenant = $3 AND agent = $4 AND enabled`,
+    [`agent ${agent} was deleted`, tx.now, tenant, agent],
+  );
+}
+
+export async function fireSchedule(
+  ctx: PgContext,
+  input: ScheduleFireInput,
+): Promise<ScheduleFireResult> {
+  return ctx.write(async (tx) => {
+    const row = await scheduleRow(tx, input.tenant, input.name, true);
+    if (!row) {
+      if (input.mode === 'manual') {
+        throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${input.name} not found`);
+      }
+      return { outcome: 'stale', run: null, deduplicated: false, schedule: null };
+    }
+    // The guard against a second scheduler (or a PUT) that got there first.
+    if (
+      input.mode === 'due' &&
+      (!row.enabled ||
+        row.revision !== input.revision ||
+        row.next_fire_at !== Date.parse(input.expected_next_fire_at))
+    ) {
+      return { outcome: 'stale', run: null, deduplicated: false, schedule: toSchedule(row) };
+    }
+    const run = input.run;
+    if (
+      run !== null &&
+      !(await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2', [
+        row.tenant,
+        row.agent,
+      ]))
+    ) {
+      const disabled = await tx.one<ScheduleRow>(
+        `UPDATE schedules SET enabled = false, next_fire_at = NULL, last_error = $1,
+           revision = revision + 1, updated_at = $2 WHERE tenant = $3 AND name = $4 RETURNING *`,
+        [`agent ${row.agent} not found: schedule disabled`, tx.now, row.tenant, row.name],
+      );
+      ctx.failpoints.hit('schedule.fire.before_commit');
+      return {
+        outcome: 'agent_missing',
+        run: null,
+        deduplicated: false,
+        schedule: toSchedule(disabled as ScheduleRow),
+      };
+    }
+    const enqueued = run === null ? null : await enqueueIn(tx, run);
+    if (enqueued && !enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
+    let updated: ScheduleRow | undefined;
+    if (input.mode === 'due') {
+      updated = await tx.one<ScheduleRow>(
+        `UPDATE schedules SET next_fire_at = $1, enabled = $2, last_fired_at = $3,
+           last_run_id = COALESCE($4, last_run_id), last_error = $5, revision = revision + 1,
+           updated_at = $6
+         WHERE tenant = $7 AND name = $8 RETURNING *`,
+        [
+          msOrNull(input.next_fire_at),
+          input.next_fire_at !== null,
+          enqueued ? tx.now : row.last_fired_at,
+          enqueued?.run.run_id ?? null,
+          input.note,
+          tx.now,
+          input.tenant,
+          input.name,
+        ],
+      );
+    } else if (enqueued) {
+      updated = await tx.one<ScheduleRow>(
+        `UPDATE schedules SET last_fired_at = $1, last_run_id = $2, updated_at = $1
+         WHERE tenant = $3 AND name = $4 RETURNING *`,
+        [tx.now, enqueued.run.run_id, input.tenant, input.name],
+      );
+    }
+    ctx.failpoints.hit('schedule.fire.before_commit');
+    return {
+      outcome: enqueued ? 'fired' : 'skipped',
+      run: enqueued?.run ?? null,
+      deduplicated: enqueued?.deduplicated ?? false,
+      schedule: toSchedule(updated ?? row),
+    };
+  });
+}

@@ -1,0 +1,138 @@
+// Thread context per (tenant, agent, scope): the user and assistant text of the last
+// `context_window` succeeded turns, written only by the finalization transaction (which
+// holds the lane, so two writers of one thread cannot interleave).
+
+import type { JsonObject, Thread, ThreadMessage, ThreadSummary } from '../../types.ts';
+import type { Page } from '../store.ts';
+import type { PgContext, Sql, Tx } from './context.ts';
+import type { RunRow } from './rows.ts';
+import { decodeCursor, iso, pageOf, parseJson } from './rows.ts';
+
+interface ThreadRow {
+  tenant: string;
+  agent: string;
+  scope: string;
+  revision: number;
+  turns: number;
+  messages: string;
+  updated_at: number;
+}
+
+/** What the thread remembers of a turn's input: its text, or the payload as JSON. */
+function userContent(input: JsonObject): string {
+  return typeof input.text === 'string' ? input.text : JSON.stringify(input);
+}
+
+/** Keeps the messages of the newest `window` turns (a turn = the messages of one run). */
+function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMessage[] {
+  const runs: string[] = [];
+  for (const message of messages) {
+    if (runs.at(-1) !== message.run_id) runs.push(message.run_id);
+  }
+  const kept = new Set(window > 0 ? runs.slice(-window) : []);
+  return messages.filter((message) => kept.has(message.run_id));
+}
+
+export async function appendTurnToThread(
+  tx: Tx,
+  run: RunRow,
+  replyText: string,
+  contextWindow: number,
+): Promise<void> {
+  const existing = await tx.one<ThreadRow>(
+    'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3 FOR UPDATE',
+    [run.tenant, run.agent, run.scope],
+  );
+  const ts = iso(tx.now);
+  const messages = lastTurns(
+    [
+      ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
+      {
+        role: 'user',
+        content: userContent(parseJson<JsonObject>(run.input)),
+        run_id: run.run_id,
+        ts,
+      },
+      { role: 'assistant', content: replyText, run_id: run.run_id, ts },
+    ],
+    contextWindow,
+  );
+  await tx.count(
+    `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
+     VALUES ($1, $2, $3, 1, 1, $4, $5)
+     ON CONFLICT (tenant, agent, scope) DO UPDATE SET revision = threads.revision + 1,
+       turns = threads.turns + 1, messages = excluded.messages, updated_at = excluded.updated_at`,
+    [run.tenant, run.agent, run.scope, JSON.stringify(messages), tx.now],
+  );
+}
+
+export async function getThread(
+  sql: Sql,
+  tenant: string,
+  agent: string,
+  scope: string,
+): Promise<Thread | null> {
+  const row = await sql.one<ThreadRow>(
+    'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3',
+    [tenant, agent, scope],
+  );
+  if (!row) return null;
+  return {
+    scope: row.scope,
+    revision: row.revision,
+    turns: row.turns,
+    messages: parseJson<ThreadMessage[]>(row.messages),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export async function listThreads(
+  sql: Sql,
+  tenant: string,
+  agent: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<ThreadSummary>> {
+  let rows: ThreadRow[];
+  if (cursor === undefined) {
+    rows = await sql.rows<ThreadRow>(
+      `SELECT * FROM threads WHERE tenant = $1 AND agent = $2
+       ORDER BY updated_at DESC, scope DESC LIMIT $3`,
+      [tenant, agent, limit + 1],
+    );
+  } else {
+    const [updatedAt, scope] = decodeCursor(cursor, ['number', 'string']);
+    rows = await sql.rows<ThreadRow>(
+      `SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND (updated_at, scope) < ($3, $4)
+       ORDER BY updated_at DESC, scope DESC LIMIT $5`,
+      [tenant, agent, updatedAt as number, scope as string, limit + 1],
+    );
+  }
+  return pageOf(
+    rows,
+    limit,
+    (row) => ({
+      scope: row.scope,
+      turns: row.turns,
+      revision: row.revision,
+      updated_at: iso(row.updated_at),
+    }),
+    (row) => [row.updated_at, row.scope],
+  );
+}
+
+export async function deleteThread(
+  ctx: PgContext,
+  tenant: string,
+  agent: string,
+  scope: string,
+): Promise<boolean> {
+  return ctx.write(
+    async (tx) =>
+      (await tx.count('DELETE FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3', [
+        tenant,
+        agent,
+        scope,
+      ])) > 0,
+  );
+}
