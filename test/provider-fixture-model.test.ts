@@ -125,6 +125,10 @@ describe('openai-compatible provider × keel fixture-model', () => {
   });
 });
 
+// Response bodies are read loosely here; the assertions are the contract.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+
 describe('keel fixture-model routes', () => {
   const post = (path: string, body: unknown) =>
     fetch(`${model.url}${path}`, {
@@ -133,42 +137,42 @@ describe('keel fixture-model routes', () => {
       body: JSON.stringify(body),
     });
 
+  const postJson = async (path: string, body: unknown): Promise<Loose> =>
+    (await post(path, body)).json();
+
   it('non-streamed chat completion with tool calls, then the answer with tool results', async () => {
-    const first = await (
-      await post('/v1/chat/completions', {
-        model: 'x',
-        messages: [{ role: 'user', content: '@call clock_now {}' }],
-      })
-    ).json();
+    const first = await postJson('/v1/chat/completions', {
+      model: 'x',
+      messages: [{ role: 'user', content: '@call clock_now {}' }],
+    });
     const call = first.choices[0].message.tool_calls[0];
     assert.deepEqual(
       [call.function.name, call.function.arguments, first.choices[0].finish_reason],
       ['clock_now', '{}', 'tool_calls'],
     );
-    const second = await (
-      await post('/v1/chat/completions', {
-        model: 'x',
-        messages: [
-          { role: 'user', content: '@call clock_now {}' },
-          { role: 'assistant', content: null, tool_calls: [call] },
-          {
-            role: 'tool',
-            tool_call_id: call.id,
-            content: '{"error":{"code":"TOOL_NOT_FOUND","message":"x"}}',
-          },
-        ],
-      })
-    ).json();
+    const second = await postJson('/v1/chat/completions', {
+      model: 'x',
+      messages: [
+        { role: 'user', content: '@call clock_now {}' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        {
+          role: 'tool',
+          tool_call_id: call.id,
+          content: '{"error":{"code":"TOOL_NOT_FOUND","message":"x"}}',
+        },
+      ],
+    });
     assert.equal(second.choices[0].message.content, 'echo: \nclock_now: TOOL_NOT_FOUND');
     assert.ok(second.usage.total_tokens > 0);
   });
 
   it('models, deterministic embeddings, 404, and @fail answers with Retry-After', async () => {
-    const models = await (await fetch(`${model.url}/v1/models`)).json();
+    const models = (await (await fetch(`${model.url}/v1/models`)).json()) as Loose;
     assert.equal(models.data[0].id, 'fixture');
-    const a = await (
-      await post('/v1/embeddings', { input: ['the cat sat', 'the cat sat'], model: 'e' })
-    ).json();
+    const a = await postJson('/v1/embeddings', {
+      input: ['the cat sat', 'the cat sat'],
+      model: 'e',
+    });
     assert.deepEqual(a.data[0].embedding, a.data[1].embedding);
     assert.equal(a.data[0].embedding.length, 256);
     assert.equal((await post('/v1/nothing', {})).status, 404);
