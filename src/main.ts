@@ -3,6 +3,7 @@
 
 import type { FastifyInstance } from 'fastify';
 import { assertListenAllowed, buildApi } from './api/app.ts';
+import { buildRoleHealthServer } from './api/role-health.ts';
 import type { KeelConfig } from './config.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
@@ -20,6 +21,7 @@ import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
 import { createScheduler } from './schedules/scheduler.ts';
 import { createWorker } from './runtime/worker.ts';
+import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
 import { builtinTools } from './tools/builtin/index.ts';
@@ -34,7 +36,16 @@ export interface KeelOptions {
   logger?: Logger;
   /** How long in-flight tool calls may finish on stop(); model calls stop at once. */
   shutdownGraceMs?: number;
+  /**
+   * What this process does (keel serve --role): api = HTTP API only; worker = claim
+   * loop; scheduler = scheduler; all (default) = everything. worker and scheduler serve
+   * only /healthz and /metrics. Anything but all needs PostgreSQL.
+   */
+  role?: KeelRole;
 }
+
+export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
+export type KeelRole = (typeof KEEL_ROLES)[number];
 
 export interface Keel {
   /** `http://HOST:PORT` as actually bound (port 0 resolved). */
@@ -54,14 +65,11 @@ export interface Keel {
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
-/** Opens the configured store; only SQLite exists so far. */
+/** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
 export async function openStore(config: KeelConfig, failpoints: Failpoints): Promise<Store> {
   const { url, durability } = config.store;
-  if (!url.startsWith('sqlite:')) {
-    throw new KeelError(
-      'CONFIG_INVALID',
-      'store.url: PostgreSQL is not yet supported by this version; use "sqlite:PATH"',
-    );
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    return openPostgresStore({ url, failpoints, seededBugs: config.seeded_bugs });
   }
   return openSqliteStore({
     path: url.slice('sqlite:'.length),
@@ -90,10 +98,21 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   const store = await openStore(config, failpoints);
   let api: FastifyInstance | null = null;
   try {
-    // This process owns the SQLite data dir: every lease still "running" belongs to a
-    // process that is gone, so its runs are reclaimed (resumed) at once.
-    const reclaimable = await store.expireAllLeases();
-    if (reclaimable > 0) logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
+    const role = options.role ?? 'all';
+    if (store.kind === 'sqlite' && role !== 'all') {
+      throw new KeelError(
+        'CONFIG_INVALID',
+        `--role ${role} needs a PostgreSQL store: one process owns a SQLite data dir, so it runs every role (use --role all, or store.url = "postgres://…")`,
+      );
+    }
+    // A SQLite process owns its data dir: every lease still "running" belongs to a
+    // process that is gone, so its runs are reclaimed (resumed) at once. PostgreSQL is
+    // shared with live processes: their runs are reclaimed only after lease expiry.
+    if (store.kind === 'sqlite') {
+      const reclaimable = await store.expireAllLeases();
+      if (reclaimable > 0)
+        logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
+    }
 
     const live = createLiveEvents();
     const tools = createTools(config);
@@ -119,15 +138,18 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
     });
-    api = await buildApi({ config, store, logger, metrics, live, tools });
+    api =
+      role === 'api' || role === 'all'
+        ? await buildApi({ config, store, logger, metrics, live, tools })
+        : buildRoleHealthServer({ role, store, metrics });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const url = urlFor(config.listen.host, port);
-    worker.start();
-    // One scheduler per process; due schedules become queued runs for the worker.
+    if (role === 'worker' || role === 'all') worker.start();
+    // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({ store, logger });
-    scheduler.start();
+    if (role === 'scheduler' || role === 'all') scheduler.start();
 
     const app = api;
     let stopped: Promise<void> | null = null;
@@ -140,7 +162,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       worker,
       live,
       api: app,
-      banner: `keel listening on ${url} (store ${config.store.url})`,
+      banner: `keel listening on ${url} (store ${store.kind === 'postgres' ? store.description : config.store.url}${role === 'all' ? '' : `, role ${role}`})`,
       stop() {
         stopped ??= (async () => {
           // Stop taking requests and drain the runs together; the store closes last.

@@ -3,10 +3,11 @@
 
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { startKeel } from '../main.ts';
+import type { KeelRole } from '../main.ts';
+import { KEEL_ROLES, startKeel } from '../main.ts';
 import { UsageError } from './errors.ts';
 
-export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--pretty]`;
+export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
 
 /** A stop that takes longer than this has hung; the process exits non-zero instead. */
 const STOP_DEADLINE_MS = 30_000;
@@ -21,10 +22,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
       listen: { type: 'string' },
       'data-dir': { type: 'string' },
       'store-url': { type: 'string' },
+      role: { type: 'string' },
       pretty: { type: 'boolean' },
     },
   });
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments: ${positionals[0]}`);
+  const role = (values.role ?? 'all') as KeelRole;
+  if (!KEEL_ROLES.includes(role)) {
+    throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
+  }
   const config = loadConfig({
     config: values.config,
     listen: values.listen,
@@ -32,7 +38,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     store_url: values['store-url'],
     pretty: values.pretty,
   });
-  const keel = await startKeel(config);
+  const keel = await startKeel(config, { role });
   process.stdout.write(`${keel.banner}\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -1,0 +1,30 @@
+// The listener of a worker or scheduler process (keel serve --role worker|scheduler):
+// only /healthz (the store answers) and /metrics (this process's registry) — no API
+// routes, so a worker host exposes nothing a client could submit work through.
+
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../metrics.ts';
+import type { Store } from '../store/store.ts';
+
+export function buildRoleHealthServer(deps: {
+  role: string;
+  store: Store;
+  metrics: Metrics;
+}): FastifyInstance {
+  const app = Fastify({ logger: false });
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await deps.store.ping();
+      return { ok: true, role: deps.role };
+    } catch (error) {
+      // A worker without its database claims nothing until the connection is back.
+      return reply.code(503).send({ ok: false, role: deps.role, error: (error as Error).message });
+    }
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.header('content-type', deps.metrics.registry.contentType);
+    return deps.metrics.registry.metrics();
+  });
+  return app;
+}
