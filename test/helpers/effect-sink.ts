@@ -5,7 +5,7 @@
 //   node --import tsx test/helpers/effect-sink.ts LOG_FILE
 //   → prints "effect-sink listening on http://127.0.0.1:PORT"
 //
-// POST /effects {idempotency_key, run_id, call_id, scope, args: {value?, hold_ms?}, pid}
+// POST /effects {tool, idempotency_key, run_id, call_id, scope, args: {value?, hold_ms?}, pid}
 //   holds the answer for args.hold_ms, then appends one JSON line
 //   {seq, t_start, t_end, ...request} to LOG_FILE and answers {ok, key, executions}
 //   (executions of that key so far). A request whose client went away is still logged:
@@ -19,6 +19,7 @@ interface Effect {
   seq: number;
   t_start: number;
   t_end: number;
+  tool: string;
   idempotency_key: string;
   run_id: string;
   call_id: string;

@@ -23,11 +23,17 @@ const sinkInput = z.strictObject({
 });
 type SinkInput = z.infer<typeof sinkInput>;
 
-async function post(url: string, input: SinkInput, context: ToolContext): Promise<JsonValue> {
+async function post(
+  url: string,
+  tool: string,
+  input: SinkInput,
+  context: ToolContext,
+): Promise<JsonValue> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
+      tool,
       idempotency_key: context.idempotency_key,
       run_id: context.run_id,
       call_id: context.call_id,
@@ -50,7 +56,7 @@ export function effectSinkTools(sinkUrl: string): AnyToolSpec[] {
       effect: 'effectful',
       description: 'Test only: record one effect in the effect sink (not idempotent).',
       input: sinkInput,
-      run: (input, context) => post(url, input, context),
+      run: (input, context) => post(url, 'sink_write', input, context),
     }),
     defineTool({
       name: 'sink_put',
@@ -58,7 +64,7 @@ export function effectSinkTools(sinkUrl: string): AnyToolSpec[] {
       effect: 'idempotent',
       description: 'Test only: put a value in the effect sink under the call idempotency key.',
       input: sinkInput,
-      run: (input, context) => post(url, input, context),
+      run: (input, context) => post(url, 'sink_put', input, context),
     }),
   ];
 }

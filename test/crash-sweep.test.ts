@@ -1,0 +1,142 @@
+// The crash sweep (spec/reliability.md, test family 2): for each fault point of the loop
+// a scripted run with several tool rounds — one effectful (sink_write), one idempotent
+// (sink_put), two read-only — on a real `keel serve` is SIGKILLed there, restarted on the
+// same data dir, and checked: I1, I3, I4, I5, I6, I9, I11 (crash-harness.ts), plus a
+// cancelled variant for I7. Executions are counted by a separate effect-sink process.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import type { EffectSink, FaultCase, Findings } from './helpers/crash-harness.ts';
+import {
+  TENANT,
+  call,
+  cleanup,
+  crashScenario,
+  pool,
+  serve,
+  setupTenant,
+  startEffectSink,
+  tempDir,
+  waitTerminal,
+} from './helpers/crash-harness.ts';
+
+// entry.after_commit counts every checkpoint of the run: 1 user entry; then per step
+// model.request, assistant entry, tool.call intent, tool result (2–17); 18 the last
+// model.request, 19 the final answer. The hits below land on each kind at least once.
+const FAULTS: FaultCase[] = [
+  { point: 'submit.after_commit', hit: 1 },
+  { point: 'claim.after_commit', hit: 1 },
+  { point: 'model.after_response', hit: 1 },
+  { point: 'model.after_response', hit: 5 },
+  ...[1, 2, 3, 4, 5, 9, 12, 16, 19].map((hit) => ({ point: 'entry.after_commit', hit })),
+  ...[1, 2, 3, 4].map((hit) => ({ point: 'tool.before_call', hit })),
+  ...[1, 2, 3, 4].map((hit) => ({ point: 'tool.after_call', hit })),
+  { point: 'finalize.before_commit', hit: 1 },
+  { point: 'finalize.after_commit', hit: 1 },
+];
+
+describe('crash sweep', () => {
+  let sink: EffectSink;
+  before(async () => {
+    sink = await startEffectSink();
+  });
+  after(async () => {
+    await sink.stop();
+    cleanup();
+  });
+
+  it('every loop fault point: killed, restarted, invariants hold', async () => {
+    const started = Date.now();
+    // Three at a time: most of a scenario is process start-up and loopback waits.
+    const findings = await pool(
+      3,
+      FAULTS.map((fault) => async () => ({ fault, found: await crashScenario(fault, sink) })),
+    );
+    const total = (key: keyof Omit<Findings, 'problems'>): number =>
+      findings.reduce((sum, { found }) => sum + found[key], 0);
+    const points = new Set(FAULTS.map((fault) => fault.point)).size;
+    console.log(
+      `sweep[sqlite] points=${points} kills=${FAULTS.length} lost=${total('lost')} ` +
+        `recorded_reexec=${total('recorded_reexec')} dup_effects=${total('dup_effects')} ` +
+        `uncertain=${total('uncertain')} rerun_same_key=${total('rerun_same_key')} ` +
+        `partial=${total('partial')} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+    );
+    const problems = findings.flatMap(({ fault, found }) =>
+      found.problems.map((text) => `${fault.point}#${fault.hit}: ${text}`),
+    );
+    assert.deepEqual(problems, []);
+    for (const key of [
+      'lost',
+      'recorded_reexec',
+      'dup_effects',
+      'key_mismatch',
+      'partial',
+      'step_regressions',
+      'overlaps',
+      'run_count_errors',
+      'fence_violations',
+    ] as const) {
+      assert.equal(total(key), 0, key);
+    }
+    // The effectful call was in flight at tool.before_call#1, tool.after_call#1 and
+    // entry.after_commit#4 (its intent): the model was told instead of a re-run.
+    const uncertainAt = findings
+      .filter(({ found }) => found.uncertain > 0)
+      .map(({ fault }) => `${fault.point}#${fault.hit}`)
+      .sort();
+    assert.deepEqual(uncertainAt, [
+      'entry.after_commit#4',
+      'tool.after_call#1',
+      'tool.before_call#1',
+    ]);
+  });
+
+  it('I7: a cancel while a tool runs leaves no output, no context, no delivery', async () => {
+    const dataDir = tempDir();
+    const served = await serve(dataDir, { KEEL_TEST_EFFECT_SINK_URL: sink.url });
+    let runId = '';
+    try {
+      await setupTenant(served.url);
+      const submitted = await call(served.url, 'POST', `/v1/tenants/${TENANT}/turns`, {
+        agent: 'a',
+        scope: 'cancel',
+        payload: { text: '@call sink_write {"value":"held","hold_ms":3000}' },
+        delivery: { destination: 'test:cancel' },
+      });
+      runId = submitted.body.run_id as string;
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const trace = await call(served.url, 'GET', `/v1/tenants/${TENANT}/runs/${runId}/trace`);
+        if (trace.body.events.some((e: { type: string }) => e.type === 'tool.call')) break;
+        assert.ok(Date.now() < deadline, 'the tool started');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const cancelled = await call(
+        served.url,
+        'POST',
+        `/v1/tenants/${TENANT}/runs/${runId}/cancel`,
+      );
+      assert.equal(cancelled.body.run.status, 'cancelled');
+      assert.equal(await waitTerminal(served.url, runId), 'cancelled');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    } finally {
+      await served.terminate();
+    }
+    const store = await openSqliteStore({ path: join(dataDir, 'keel.db'), durability: 'full' });
+    try {
+      const run = await store.getRun(TENANT, runId);
+      assert.equal(run?.status, 'cancelled');
+      assert.equal(run?.output, null);
+      assert.equal(await store.getThread(TENANT, 'a', 'cancel'), null);
+      assert.equal((await store.listDeliveries(TENANT, { run_id: runId }, 10)).items.length, 0);
+      const entries = await store.loadEntries(runId);
+      assert.ok(!entries.some((entry) => entry.kind === 'tool_result'), 'no result after cancel');
+      const trace = (await store.getTrace(TENANT, runId, 0, 1000)) ?? [];
+      assert.equal(trace[trace.length - 1]?.type, 'run.cancelled');
+    } finally {
+      await store.close();
+    }
+  });
+});
