@@ -1,0 +1,103 @@
+// Checker sensitivity (spec/reliability.md, test family 6): each seeded bug breaks one
+// guarantee on purpose, and the check that guards that guarantee must then report the
+// violation — proof that the checks can fail.
+//
+//   entries_at_end — the loop keeps entries in memory and journals them only when the run
+//     ends: the crash-sweep checker (crash-harness.ts) must report recorded results
+//     executed again, recorded responses requested again and a duplicated effect;
+//   no_fencing — the store accepts a stale attempt's writes: the I11 check below must
+//     see them accepted.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { enqueueTurn } from '../src/runtime/enqueue.ts';
+import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import type { EffectSink } from './helpers/crash-harness.ts';
+import { cleanup, crashScenario, startEffectSink } from './helpers/crash-harness.ts';
+import { AGENT_DEFAULTS } from './runtime-harness.ts';
+
+/**
+ * I11 check: attempt 1 loses its lease and attempt 2 claims the run; then attempt 1
+ * appends an entry and finalizes. Returns how many of those stale writes were accepted.
+ */
+async function staleWritesAccepted(seededBugs: string[]): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-seeded-'));
+  const store = await openSqliteStore({
+    path: join(dir, 'keel.db'),
+    durability: 'process',
+    seededBugs,
+  });
+  try {
+    await store.createTenant('t', {});
+    await store.putAgent('t', 'a', AGENT_DEFAULTS);
+    const { run } = await enqueueTurn(store, { tenant: 't', agent: 'a', scope: 's', payload: {} });
+    await store.claimNextRun({ owner: 'first', lease_ms: 60_000 });
+    const stale = { run_id: run.run_id, attempt: 1 };
+    await store.heartbeat(stale, 0);
+    const second = await store.claimNextRun({ owner: 'second', lease_ms: 60_000 });
+    assert.equal(second?.run.attempt, 2);
+    let accepted = 0;
+    const attempt = async (write: () => Promise<unknown>): Promise<void> => {
+      try {
+        await write();
+        accepted += 1;
+      } catch (error) {
+        assert.equal((error as { code?: string }).code, 'LEASE_LOST');
+      }
+    };
+    await attempt(() =>
+      store.appendProgress(stale, { entries: [{ kind: 'note', body: { text: 'stale' } }] }),
+    );
+    await attempt(() =>
+      store.finalizeRun(stale, {
+        status: 'failed',
+        error: { code: 'X', message: 'stale' },
+        steps: 0,
+        usage: { input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 },
+        elapsed_ms: 0,
+      }),
+    );
+    return accepted;
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('seeded bugs', () => {
+  it('I11 check: a stale attempt writes nothing (control, no bug)', async () => {
+    assert.equal(await staleWritesAccepted([]), 0);
+  });
+
+  it('no_fencing: the I11 check sees the stale writes accepted', async () => {
+    assert.equal(await staleWritesAccepted(['no_fencing']), 2);
+  });
+
+  describe('entries_at_end', () => {
+    let sink: EffectSink;
+    before(async () => {
+      sink = await startEffectSink();
+    });
+    after(async () => {
+      await sink.stop();
+      cleanup();
+    });
+
+    it('the crash-sweep checker reports recorded calls re-executed and responses re-requested', async () => {
+      // Killed after the second tool ran: with the bug nothing of the run is journaled,
+      // so the resumed attempt starts over and repeats the recorded effectful call.
+      const found = await crashScenario({ point: 'tool.after_call', hit: 2 }, sink, {
+        KEEL_TEST_SEEDED_BUGS: 'entries_at_end',
+      });
+      console.log(
+        `seeded[entries_at_end] recorded_reexec=${found.recorded_reexec} dup_effects=${found.dup_effects} step_regressions=${found.step_regressions}`,
+      );
+      assert.ok(found.recorded_reexec > 0, 'I4 violation detected');
+      assert.ok(found.step_regressions > 0, 'I5 violation detected');
+      assert.ok(found.dup_effects > 0, 'duplicate effect detected');
+    });
+  });
+});
