@@ -7,6 +7,7 @@
 // connections and restarts for the backend under test.
 
 import { after, describe } from 'node:test';
+import { capabilitiesSuite } from './capabilities.suite.ts';
 import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
 import type { StoreFactory } from './harness.ts';
 import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
@@ -28,5 +29,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     tenancySuite(factory);
     outboxSuite(factory);
     modelSuite(factory);
+    capabilitiesSuite(factory);
   });
 }
