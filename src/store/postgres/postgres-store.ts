@@ -120,6 +120,7 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.closed = true;
     this.ctx.listeners.clear();
+    await this.ctx.drain();
     await this.listener.close();
     await this.ctx.pool.end();
   }

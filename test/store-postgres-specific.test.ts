@@ -1,0 +1,100 @@
+// PostgreSQL-only guarantees: the settings keel asserts at open, migrations recorded
+// per schema (and applied once when several processes start together), a schema
+// written by a newer keel refused, notifications crossing connections, and the claim
+// statement using its partial indexes.
+
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import pg from 'pg';
+import { agentSpec, turn } from '../src/store/conformance/harness.ts';
+import type { PostgresStore } from '../src/store/postgres/index.ts';
+import { openPostgresStore } from '../src/store/postgres/index.ts';
+import type { StoreChange } from '../src/store/store.ts';
+import {
+  POSTGRES_URL,
+  dropSchemas,
+  freshSchemaName,
+  skipUnlessPostgres,
+} from './helpers/postgres.ts';
+
+const skip = await skipUnlessPostgres('test/store-postgres-specific.test.ts');
+
+describe('postgres store specifics', { skip }, () => {
+  const schemas: string[] = [];
+  const stores: PostgresStore[] = [];
+  const open = async (schema?: string): Promise<PostgresStore> => {
+    const name = schema ?? freshSchemaName('keel_spec');
+    if (!schemas.includes(name)) schemas.push(name);
+    const store = await openPostgresStore({ url: POSTGRES_URL, schema: name, poolSize: 2 });
+    stores.push(store);
+    return store;
+  };
+  after(async () => {
+    for (const store of stores.splice(0)) await store.close();
+    await dropSchemas(schemas);
+  });
+
+  it('asserts synchronous_commit=on and READ COMMITTED, and reports them', async () => {
+    const store = await open();
+    assert.equal(store.features.synchronous_commit, 'on');
+    assert.equal(store.features.transaction_isolation, 'read committed');
+    assert.match(store.description, /synchronous_commit=on/);
+    assert.doesNotMatch(store.description, /password/);
+  });
+
+  it('records migrations in its own schema; concurrent openers apply each once', async () => {
+    const schema = freshSchemaName('keel_spec');
+    await Promise.all([open(schema), open(schema), open(schema)]);
+    const status = await stores.at(-1)!.migrationStatus();
+    assert.equal(status.current, status.latest);
+    const rows = await stores
+      .at(-1)!
+      .pool.query(`SELECT version, name FROM "${schema}".schema_migrations ORDER BY version`);
+    assert.deepEqual(
+      rows.rows.map((row: { version: number }) => row.version),
+      Array.from({ length: status.latest }, (_, index) => index + 1),
+    );
+  });
+
+  it('refuses a schema written by a newer keel with STORE_SCHEMA_NEWER', async () => {
+    const store = await open();
+    await store.pool.query(
+      `INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 0)`,
+    );
+    await assert.rejects(openPostgresStore({ url: POSTGRES_URL, schema: store.schema }), {
+      code: 'STORE_SCHEMA_NEWER',
+    });
+  });
+
+  it('delivers changes to subscribers of another store through LISTEN/NOTIFY', async () => {
+    const store = await open();
+    const peer = await open(store.schema);
+    await store.createTenant('t1', {});
+    await store.putAgent('t1', 'a1', agentSpec());
+    const heard: StoreChange[] = [];
+    const queued = new Promise<void>((resolve) => {
+      peer.subscribe((change) => {
+        heard.push(change);
+        if (change.kind === 'run.queued') resolve();
+      });
+    });
+    const { run } = await store.enqueueRun(turn({ tenant: 't1', agent: 'a1' }));
+    await queued;
+    assert.ok(heard.some((change) => change.kind === 'run.queued' && change.run_id === run.run_id));
+  });
+
+  it('the claim statement runs on the partial indexes (EXPLAIN)', async () => {
+    const store = await open();
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${store.schema}"`);
+      const { CLAIM_SQL } = await import('../src/store/postgres/index.ts');
+      const plan = await client.query(`EXPLAIN ${CLAIM_SQL}`, ['w', 1000, Date.now()]);
+      const text = plan.rows.map((row: Record<string, string>) => Object.values(row)[0]).join('\n');
+      assert.match(text, /runs_queue|runs_lane_queued|runs_one_running_per_lane|runs_leases/);
+    } finally {
+      await client.end();
+    }
+  });
+});
