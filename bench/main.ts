@@ -1,11 +1,13 @@
 // `npm run bench -- <name>…`: runs the named benchmarks (all when none is named).
 
 import { runCheckpointBench } from './checkpoint.ts';
+import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
+  memory: runMemoryBench,
   overhead: runOverheadBench,
   throughput: runThroughputBench,
 };

@@ -29,10 +29,16 @@ export const ERROR_CATALOGUE = {
   DELIVERY_NOT_FOUND: { status: 404, retryable: false, message: 'delivery not found' },
   ARTIFACT_NOT_FOUND: { status: 404, retryable: false, message: 'artifact not found' },
   SCHEDULE_NOT_FOUND: { status: 404, retryable: false, message: 'schedule not found' },
+  MEMORY_NOT_FOUND: { status: 404, retryable: false, message: 'memory fact not found' },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'method not allowed' },
   SCOPE_BUSY: { status: 409, retryable: true, message: 'the scope already has a run' },
   CONFLICT: { status: 409, retryable: false, message: 'the resource changed meanwhile' },
   CLAIM_EXPIRED: { status: 409, retryable: false, message: 'the claim has expired' },
+  EMBEDDER_MISMATCH: {
+    status: 409,
+    retryable: false,
+    message: 'memory vectors were made by another embedder; run keel memory reindex',
+  },
   CLAIM_TOKEN_MISMATCH: {
     status: 409,
     retryable: false,
@@ -53,6 +59,11 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, retryable: true, message: 'too many requests' },
   OVERLOADED: { status: 503, retryable: true, message: 'the server is overloaded' },
   STORE_UNAVAILABLE: { status: 503, retryable: true, message: 'the store is unavailable' },
+  EMBEDDER_UNAVAILABLE: {
+    status: 503,
+    retryable: true,
+    message: 'the memory embedder is unavailable',
+  },
   INTERNAL: { status: 500, retryable: true, message: 'internal error' },
 
   // Run failure codes: they end up in a run's `error`, not as HTTP statuses of a request.

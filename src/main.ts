@@ -11,6 +11,10 @@ import { createFailpoints } from './failpoints.ts';
 import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import type { Embedder } from './memory/embedders/embedder.ts';
+import { createEmbedder } from './memory/embedders/create.ts';
+import { MaintenanceScans } from './memory/maintenance.ts';
+import { createMemoryService } from './memory/service.ts';
 import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
@@ -31,6 +35,8 @@ import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
 
 export interface KeelOptions {
+  /** Replaces the configured memory embedder (tests use `hash` to skip the GloVe cache). */
+  embedder?: Embedder;
   /** Extra or replacement providers by name (tests); `fixture` is always present. */
   providers?: Record<string, Provider>;
   logger?: Logger;
@@ -116,6 +122,13 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
 
     const live = createLiveEvents();
     const tools = createTools(config);
+    // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
+    // its cache lazily, on the first memory call.
+    const memory = createMemoryService({
+      store,
+      embedder: options.embedder ?? createEmbedder(config),
+    });
+    const memoryScans = new MaintenanceScans();
     // The public-web boundary: allow_hosts is its only opening (docs/web-boundary.md).
     const web = createWebClient({
       searchUrl: config.web.search_url,
@@ -124,7 +137,8 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     const worker = createWorker({
       store,
       tools,
-      toolPorts: (scope) => createToolPorts({ store, web }, scope),
+      toolPorts: (scope) =>
+        createToolPorts({ store, web, memory: { service: memory, scans: memoryScans } }, scope),
       seededBugs: config.seeded_bugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
@@ -140,7 +154,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     api =
       role === 'api' || role === 'all'
-        ? await buildApi({ config, store, logger, metrics, live, tools })
+        ? await buildApi({ config, store, logger, metrics, live, tools, memory })
         : buildRoleHealthServer({ role, store, metrics });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();

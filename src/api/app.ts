@@ -22,7 +22,9 @@ import { agentRoutes } from './routes/agents.ts';
 import { artifactRoutes } from './routes/artifacts.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
+import { memoryRoutes } from './routes/memory.ts';
 import { operationRoutes } from './routes/operations.ts';
+import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
 import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
@@ -113,6 +115,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   deliveryRoutes(zodApp, deps);
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
+  if (deps.memory) memoryRoutes(zodApp, deps.memory);
+  presetRoutes(zodApp, deps);
 
   return app;
 }

@@ -12,6 +12,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { KeelConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import type { MemoryService } from '../memory/service.ts';
 import type { LiveEvents } from '../runtime/live.ts';
 import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
@@ -27,6 +28,8 @@ export interface ApiDeps {
   live?: LiveEvents;
   /** The process's tools (GET T/tools); absent → no tools are listed. */
   tools?: ToolRegistry;
+  /** Memory (embedder chosen in main.ts); absent → the memory routes are not served. */
+  memory?: MemoryService;
 }
 
 /** The fastify instance as the route files see it: zod schemas type the handlers. */

@@ -4,6 +4,7 @@ import { CHAT_USAGE, chatCommand } from './chat.ts';
 import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
 import { FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
+import { MEMORY_USAGE, memoryCommand } from './memory.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
 import { RUNS_USAGE, runsCommand } from './runs.ts';
 import { SERVE_USAGE, serveCommand } from './serve.ts';
@@ -22,6 +23,11 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, { run: Command; usage: string; about: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE, about: 'run the API and workers' },
   migrate: { run: migrateCommand, usage: MIGRATE_USAGE, about: 'apply schema migrations' },
+  memory: {
+    run: memoryCommand,
+    usage: MEMORY_USAGE,
+    about: 're-embed memory after an embedder change',
+  },
   demo: { run: demoCommand, usage: DEMO_USAGE, about: 'the self-contained tour (no keys needed)' },
   'fixture-model': {
     run: fixtureModelCommand,

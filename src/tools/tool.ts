@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../types.ts';
 import type { ArtifactPort } from './builtin/artifact-port.ts';
-import type { SchedulePort } from './builtin/schedule-port.ts';
 import type { MemoryPort } from './builtin/memory-port.ts';
+import type { SchedulePort } from './builtin/schedule-port.ts';
 import type { WebPort } from './builtin/web-port.ts';
 
 export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;

@@ -40,6 +40,8 @@ export interface GloveVectors {
   count: number;
   /** The word's rank (0 = most frequent), or -1 when it is not in the vocabulary. */
   lookup(word: string): number;
+  /** The word of a rank (benchmarks build corpora from it). */
+  word(rank: number): string;
   /** dequantisation factor per word */
   scales: Float32Array;
   /** int8 codes, word-major: codes[rank * dimension + k] */
@@ -159,7 +161,10 @@ export function loadGloveCache(cachePath: string, source: GloveSource): GloveVec
       slot = (slot + 1) & mask;
     }
   }
-  return { dimension, count, lookup, scales, codes };
+  const decoder = new TextDecoder();
+  const word = (rank: number): string =>
+    decoder.decode(vocabulary.subarray(offsets[rank] as number, offsets[rank + 1] as number));
+  return { dimension, count, lookup, word, scales, codes };
 }
 
 function align4(n: number): number {

@@ -4,11 +4,13 @@
 
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
 import { KeelError } from '../../errors.ts';
 
 export type Durability = 'full' | 'process';
 
 export const BUSY_TIMEOUT_MS = 5000;
+const MMAP_BYTES = 1024 * 1024 * 1024;
 
 /** PRAGMA synchronous reads back as a number: FULL = 2, NORMAL = 1. */
 const SYNCHRONOUS_LEVEL: Record<Durability, { name: string; value: number }> = {
@@ -28,6 +30,9 @@ export function openConnection(options: ConnectionOptions): SqliteDatabase {
     fileMustExist: options.readonly ?? false,
   });
   try {
+    // sqlite-vec on every connection: memory's vec0 tables (and the triggers that
+    // delete from them when a fact or a tenant goes) need it, readers included.
+    sqliteVec.load(db);
     applySettings(db, options);
     assertSettings(db, options);
     return db;
@@ -42,6 +47,10 @@ function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
   db.pragma('foreign_keys = ON');
+  // Reads through a memory map instead of read() into the page cache: an exact vector
+  // scan of memory (100k facts ≈ 40 MB of vec0 chunks per query) drops from ~35 ms to
+  // ~14 ms. Writes still go through the WAL; this changes no durability guarantee.
+  db.pragma(`mmap_size = ${MMAP_BYTES}`);
 }
 
 function readPragma(db: SqliteDatabase, name: string): unknown {

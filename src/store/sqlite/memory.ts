@@ -69,8 +69,11 @@ export function vectorTableExists(ctx: StoreContext, dim: number): boolean {
 function ensureVectorTable(ctx: StoreContext, dim: number): string {
   const table = vectorTable(dim);
   if (vectorTableExists(ctx, dim)) return table;
+  // Every embedder returns unit vectors, and on unit vectors the L2 order is the cosine
+  // order (|a − b|² = 2 − 2·cos): sqlite-vec's L2 scan is ~40 % faster than its cosine
+  // scan, and a zero vector (a text without words) gets a distance instead of NaN.
   ctx.db.exec(
-    `CREATE VIRTUAL TABLE ${table} USING vec0(part TEXT PARTITION KEY, embedding float[${dim}] distance_metric=cosine);
+    `CREATE VIRTUAL TABLE ${table} USING vec0(part TEXT PARTITION KEY, embedding float[${dim}] distance_metric=l2);
      CREATE TRIGGER ${table}_cleanup AFTER DELETE ON memory_facts WHEN old.dim = ${dim}
        BEGIN DELETE FROM ${table} WHERE rowid = old.fact_id; END;`,
   );
@@ -246,13 +249,21 @@ export function staleMemoryCounts(
   namespace: string,
   embedder: string,
 ): MemoryEmbedderCount[] {
-  const probe = ctx
-    .sql(
-      `SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ?
-       AND (embedder IS NULL OR embedder < ? OR embedder > ?) LIMIT 1`,
-    )
-    .get(tenant, namespace, embedder, embedder);
-  if (probe === undefined) return [];
+  // Three index seeks instead of one OR (which SQLite answers with a scan of the
+  // namespace): this runs before every semantic search.
+  const stale =
+    ctx
+      .sql(
+        'SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder IS NULL LIMIT 1',
+      )
+      .get(tenant, namespace) !== undefined ||
+    ctx
+      .sql('SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder < ? LIMIT 1')
+      .get(tenant, namespace, embedder) !== undefined ||
+    ctx
+      .sql('SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder > ? LIMIT 1')
+      .get(tenant, namespace, embedder) !== undefined;
+  if (!stale) return [];
   return ctx
     .sql(
       `SELECT embedder, dim, COUNT(*) AS count FROM memory_facts
