@@ -17,6 +17,7 @@ import type {
   DeliveryStatus,
   EntryBody,
   JsonObject,
+  MemoryFact,
   MisfirePolicy,
   Run,
   RunEntry,
@@ -214,6 +215,61 @@ export interface ScheduleFireResult {
   schedule: Schedule | null;
 }
 
+// --- memory (spec/memory.md) ---
+
+/** A vector and the id of the embedder that made it; its length is its dimension. */
+export interface MemoryVector {
+  embedder: string;
+  values: Float32Array;
+}
+
+export interface MemoryPutInput {
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: JsonObject;
+  vector: MemoryVector;
+}
+
+/** Search terms, already split: the backend quotes them (no query syntax gets through). */
+export interface MemoryLexicalTerms {
+  /** Words of spaced scripts, for the word index. */
+  words: string[];
+  /** Runs of scripts written without spaces (CJK …), matched as substrings. */
+  phrases: string[];
+}
+
+/** One entry of a ranked candidate list, best first. */
+export interface MemoryHit {
+  id: string;
+  text: string;
+}
+
+/** How many facts carry vectors of one embedder (embedder null: no vector yet). */
+export interface MemoryEmbedderCount {
+  embedder: string | null;
+  dim: number | null;
+  count: number;
+}
+
+/** A fact to re-embed; `key` and `version` are opaque to the caller. */
+export interface MemoryStaleFact {
+  key: number;
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  version: number;
+}
+
+export interface MemoryVectorUpdate {
+  key: number;
+  /** The fact's version when it was read: a fact changed since then is skipped. */
+  version: number;
+  vector: MemoryVector;
+}
+
 /** Changes other parts of the process (waiters, workers, SSE) wake up on. */
 export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
@@ -357,4 +413,43 @@ export interface Store {
    * schedule with last_error instead. Fault point `schedule.fire.before_commit`.
    */
   fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult>;
+
+  // memory (spec/memory.md)
+  /** Creates or replaces a fact with its vector. Throws TENANT_NOT_FOUND. */
+  putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }>;
+  getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null>;
+  /** Removes the fact with its index entries and vector. */
+  deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean>;
+  /** Keyset by id; the cursor is bound to tenant + namespace (else VALIDATION_FAILED). */
+  listMemory(
+    tenant: string,
+    namespace: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<MemoryFact>>;
+  /** Full-text candidates (bm25 order, then id), at most `pool`. */
+  searchMemoryLexical(
+    tenant: string,
+    namespace: string,
+    terms: MemoryLexicalTerms,
+    pool: number,
+  ): Promise<MemoryHit[]>;
+  /** Exact cosine KNN among vectors of `vector.embedder` only, at most `pool`. */
+  searchMemorySemantic(
+    tenant: string,
+    namespace: string,
+    vector: MemoryVector,
+    pool: number,
+  ): Promise<MemoryHit[]>;
+  /** Facts of the namespace whose vector is not from `embedder`; [] when none. */
+  staleMemoryCounts(
+    tenant: string,
+    namespace: string,
+    embedder: string,
+  ): Promise<MemoryEmbedderCount[]>;
+  /** All tenants: facts not embedded by `embedder`, key order, after `afterKey`. */
+  listStaleMemory(embedder: string, limit: number, afterKey: number): Promise<MemoryStaleFact[]>;
+  countStaleMemory(embedder: string): Promise<number>;
+  /** One transaction; returns how many were written (changed facts are skipped). */
+  setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number>;
 }

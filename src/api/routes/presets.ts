@@ -34,7 +34,7 @@ const presetBody = z
       .optional()
       .describe('the namespace the schedule maintains (default "default")'),
   })
-  .optional();
+  .nullish();
 
 function isMemoryOnly(families: readonly string[] | undefined): boolean {
   return families !== undefined && families.length === 1 && families[0] === 'memory';

@@ -51,6 +51,18 @@ import type {
 import * as artifacts from './artifacts.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
+import * as memory from './memory.ts';
+import * as memorySearch from './memory-search.ts';
+import type { MemoryFact } from '../../types.ts';
+import type {
+  MemoryEmbedderCount,
+  MemoryHit,
+  MemoryLexicalTerms,
+  MemoryPutInput,
+  MemoryStaleFact,
+  MemoryVector,
+  MemoryVectorUpdate,
+} from '../store.ts';
 import type { DataDirLock } from './lock.ts';
 import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
@@ -304,5 +316,60 @@ export class SqliteStore implements Store {
   }
   async fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult> {
     return schedules.fireSchedule(this.ctx, input);
+  }
+
+  // memory (src/store/sqlite/memory*.ts)
+  async putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }> {
+    return memory.putMemory(this.ctx, input);
+  }
+  async getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
+    return memory.getMemory(this.ctx, tenant, namespace, id);
+  }
+  async deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
+    return memory.deleteMemory(this.ctx, tenant, namespace, id);
+  }
+  async listMemory(
+    tenant: string,
+    namespace: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<MemoryFact>> {
+    return memory.listMemory(this.ctx, tenant, namespace, limit, cursor);
+  }
+  async searchMemoryLexical(
+    tenant: string,
+    namespace: string,
+    terms: MemoryLexicalTerms,
+    pool: number,
+  ): Promise<MemoryHit[]> {
+    return memorySearch.searchLexical(this.ctx, tenant, namespace, terms, pool);
+  }
+  async searchMemorySemantic(
+    tenant: string,
+    namespace: string,
+    vector: MemoryVector,
+    pool: number,
+  ): Promise<MemoryHit[]> {
+    return memorySearch.searchSemantic(this.ctx, tenant, namespace, vector, pool);
+  }
+  async staleMemoryCounts(
+    tenant: string,
+    namespace: string,
+    embedder: string,
+  ): Promise<MemoryEmbedderCount[]> {
+    return memory.staleMemoryCounts(this.ctx, tenant, namespace, embedder);
+  }
+  async listStaleMemory(
+    embedder: string,
+    limit: number,
+    afterKey: number,
+  ): Promise<MemoryStaleFact[]> {
+    return memory.listStaleMemory(this.ctx, embedder, limit, afterKey);
+  }
+  async countStaleMemory(embedder: string): Promise<number> {
+    return memory.countStaleMemory(this.ctx, embedder);
+  }
+  async setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
+    return memory.setMemoryVectors(this.ctx, updates);
   }
 }
