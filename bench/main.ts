@@ -4,12 +4,14 @@ import { runCheckpointBench } from './checkpoint.ts';
 import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
+import { runScaleBench } from './scale.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
   memory: runMemoryBench,
   overhead: runOverheadBench,
   throughput: runThroughputBench,
+  scale: runScaleBench,
 };
 
 const requested = process.argv.slice(2);
