@@ -23,7 +23,7 @@ import { createRecordingFetch } from './recording-fetch.ts';
 export type LanguageModelFactory = (
   modelId: string,
   fetch: typeof globalThis.fetch,
-) => LanguageModel;
+) => Promise<LanguageModel>;
 type LanguageModel = Pick<LanguageModelV3, 'doStream' | 'doGenerate'>;
 
 export interface AiSdkProviderOptions {
@@ -129,7 +129,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
 
   async function call(request: ModelRequest): Promise<ModelResponse> {
     const recorder = createRecordingFetch(options.secrets);
-    const model = options.model(request.model, recorder.fetch);
+    const model = await options.model(request.model, recorder.fetch);
     const callOptions: LanguageModelV3CallOptions = {
       prompt: toPrompt(request),
       maxOutputTokens: request.max_tokens,
