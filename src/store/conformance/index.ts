@@ -11,6 +11,7 @@ import { capabilitiesSuite } from './capabilities.suite.ts';
 import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
 import type { StoreFactory } from './harness.ts';
 import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
+import { memorySuite } from './memory.ts';
 import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
@@ -30,5 +31,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     outboxSuite(factory);
     modelSuite(factory);
     capabilitiesSuite(factory);
+    memorySuite(factory);
   });
 }
