@@ -161,13 +161,27 @@ describe('tool registry', () => {
   const registry = createToolRegistry(builtinTools());
 
   it('shows every tool when allowed_families is omitted and none for []', () => {
+    const names = registry
+      .visibleTo({})
+      .map((tool) => tool.name)
+      .sort();
     assert.deepEqual(
-      registry
-        .visibleTo({})
+      names,
+      builtinTools()
         .map((tool) => tool.name)
         .sort(),
-      ['calc_eval', 'clock_now'],
     );
+    // agentd's names are kept, so agents move over unchanged.
+    for (const name of [
+      'calc_eval',
+      'clock_now',
+      'artifact_read',
+      'memory_search',
+      'schedule_put',
+      'web_fetch',
+    ]) {
+      assert.ok(names.includes(name), `${name} is a built-in`);
+    }
     assert.deepEqual(registry.visibleTo({ allowed_families: [] }), []);
   });
 
