@@ -13,7 +13,8 @@
 
 import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { ToolCall, ToolResultBody } from '../types.ts';
+import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
+import { openCalls } from './open-calls.ts';
 
 export const OUTCOME_UNKNOWN_MESSAGE =
   'the runtime stopped while this call was in flight; it may or may not have taken effect — check before repeating it';
@@ -72,4 +73,16 @@ export async function startedCalls(
     if (!last || events.length < TRACE_PAGE) return started;
     after = last.seq;
   }
+}
+
+/** The plan for the last step's unanswered calls of a reclaimed run (empty when none). */
+export async function planForResume(
+  store: Store,
+  run: { tenant: string; run_id: string },
+  entries: readonly RunEntry[],
+  registry: ToolRegistry,
+): Promise<ResumePlan> {
+  const open = openCalls(entries);
+  if (!open || open.pending.length === 0) return { rerun: [], uncertain: [], not_started: [] };
+  return planResume(open.pending, await startedCalls(store, run, open.step), registry);
 }

@@ -36,9 +36,8 @@ import { finalOutput, repairNote } from './final-answer.ts';
 import { checkOutputSchema } from './output-schema.ts';
 import type { RunControl, StopCause } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
-import { OUTCOME_UNKNOWN_MESSAGE, planResume, startedCalls } from './resume-plan.ts';
-import type { ResumePlan } from './resume-plan.ts';
-import { openCalls } from './tool-calls.ts';
+import { OUTCOME_UNKNOWN_MESSAGE, planForResume } from './resume-plan.ts';
+import { openCalls } from './open-calls.ts';
 import type { PortScope } from './tool-ports.ts';
 import { answerToolCalls } from './tool-round.ts';
 
@@ -155,13 +154,6 @@ class RunAttempt {
     await this.deps.store.appendProgress(this.fence, { entries: this.unjournaled.splice(0) });
   }
 
-  private async planResume(): Promise<ResumePlan> {
-    const open = openCalls(this.entries);
-    if (!open || open.pending.length === 0) return { rerun: [], uncertain: [], not_started: [] };
-    const started = await startedCalls(this.deps.store, this.claimed.run, open.step);
-    return planResume(open.pending, started, this.tools);
-  }
-
   /** Loads the checkpoint; the first attempt records the user entry, later ones resume. */
   private async begin(): Promise<void> {
     const { run } = this.claimed;
@@ -176,7 +168,7 @@ class RunAttempt {
       entries.push({ kind: 'user', body: { text: userText(run.input), payload: run.input } });
     }
     if (run.attempt > 1) {
-      const plan = await this.planResume();
+      const plan = await planForResume(this.deps.store, run, this.entries, this.tools);
       this.uncertain = new Set(plan.uncertain);
       events.push({
         type: 'run.resumed',

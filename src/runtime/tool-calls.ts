@@ -14,7 +14,7 @@
 
 import type { Failpoints } from '../failpoints.ts';
 import type { AnyToolSpec } from '../tools/tool.ts';
-import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
+import type { ToolCall, ToolResultBody } from '../types.ts';
 import { outcomeUnknownResult } from './resume-plan.ts';
 import type { ToolCallEnv } from './tool-execution.ts';
 import { executeCall, prepareCall } from './tool-execution.ts';
@@ -37,32 +37,6 @@ export interface ToolCallRound {
   uncertain: ReadonlySet<string>;
   /** Checked before each call: a stopping run starts no further call. */
   shouldStop(): boolean;
-}
-
-/** The calls of `calls` whose call_id has no recorded result. */
-export function pendingCalls(
-  calls: readonly ToolCall[],
-  answered: ReadonlySet<string>,
-): ToolCall[] {
-  return calls.filter((call) => !answered.has(call.call_id));
-}
-
-/** The last assistant entry's step and its calls without a recorded result. */
-export function openCalls(
-  entries: readonly RunEntry[],
-): { step: number; pending: ToolCall[] } | null {
-  let step = 0;
-  let last: RunEntry | undefined;
-  const answered = new Set<string>();
-  for (const entry of entries) {
-    if (entry.kind === 'assistant') {
-      step += 1;
-      last = entry;
-      answered.clear();
-    } else if (entry.kind === 'tool_result') answered.add(entry.body.call_id);
-  }
-  if (last?.kind !== 'assistant' || last.body.tool_calls.length === 0) return null;
-  return { step, pending: pendingCalls(last.body.tool_calls, answered) };
 }
 
 export async function runToolCalls(
