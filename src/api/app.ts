@@ -30,6 +30,7 @@ import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { tokenRoutes } from './routes/tokens.ts';
+import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
 
 export type { ApiDeps } from './deps.ts';
@@ -113,6 +114,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   eventRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);
+  toolRoutes(zodApp, deps);
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);
