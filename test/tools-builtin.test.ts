@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { calcEvalTool } from '../src/tools/builtin/calc-eval.ts';
 import { CalcError, evaluateExpression } from '../src/tools/builtin/calc-expression.ts';
-import { clockNowTool } from '../src/tools/builtin/clock-now.ts';
+import { createClockNowTool } from '../src/tools/builtin/clock-now.ts';
+
+const clockNowTool = createClockNowTool();
 import { builtinTools } from '../src/tools/builtin/index.ts';
 import { createToolRegistry } from '../src/tools/registry.ts';
 import type { AnyToolSpec, ToolContext } from '../src/tools/tool.ts';

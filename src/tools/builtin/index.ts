@@ -6,7 +6,7 @@ import { artifactListTool } from './artifact-list.ts';
 import { artifactReadTool } from './artifact-read.ts';
 import { artifactWriteTool } from './artifact-write.ts';
 import { calcEvalTool } from './calc-eval.ts';
-import { clockNowTool } from './clock-now.ts';
+import { createClockNowTool } from './clock-now.ts';
 import { memoryDeleteTool } from './memory-delete.ts';
 import { memoryGetTool } from './memory-get.ts';
 import { memoryListTool } from './memory-list.ts';
@@ -21,7 +21,7 @@ import { webSearchTool } from './web-search.ts';
 
 export function builtinTools(): AnyToolSpec[] {
   return [
-    clockNowTool,
+    createClockNowTool(),
     calcEvalTool,
     artifactReadTool,
     artifactWriteTool,
