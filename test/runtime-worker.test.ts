@@ -75,6 +75,26 @@ describe('worker', () => {
     }
   });
 
+  it('a wake while every slot is busy does not stop later claims', async () => {
+    // Regression: a claim round that ended without awaiting (all slots busy) left a
+    // settled promise behind and the worker never claimed again.
+    const h = await openHarness({ concurrency: 1, pollMs: 60_000 });
+    try {
+      const first = await h.submit('@sleep 150', { scope: 'busy-1' });
+      while ((await h.store.getRun(TENANT, first))?.status !== 'running') {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      h.worker.wake();
+      h.worker.wake();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const second = await h.submit('after the busy wake', { scope: 'busy-2' });
+      assert.equal((await h.wait(first, 5000)).status, 'succeeded');
+      assert.equal((await h.wait(second, 5000)).status, 'succeeded');
+    } finally {
+      await h.close();
+    }
+  });
+
   it('FIFO within a scope, different scopes in parallel (from run timestamps)', async () => {
     const h = await openHarness({ concurrency: 4 });
     try {

@@ -77,24 +77,30 @@ export function createWorker(options: WorkerOptions): Worker {
       pumpAgain = true;
       return pumping;
     }
-    pumping = (async () => {
-      try {
-        do {
-          pumpAgain = false;
-          while (!stopping && held.size < options.concurrency) {
-            const claimed = await store.claimNextRun({ owner, lease_ms: options.leaseMs });
-            if (!claimed) break;
-            launch(claimed);
-          }
-        } while (pumpAgain && !stopping);
-      } catch (error) {
-        // A busy or unreachable store: the next notification or poll tries again.
-        logger.warn({ err: error }, 'claiming runs failed');
-      } finally {
-        pumping = null;
-      }
-    })();
+    // `.finally` runs after this assignment even when the rounds end without awaiting
+    // anything (a wake while every slot is busy); clearing `pumping` inside the rounds
+    // would run before the assignment and leave a settled promise that blocks every
+    // later claim.
+    pumping = claimRounds().finally(() => {
+      pumping = null;
+    });
     return pumping;
+  }
+
+  async function claimRounds(): Promise<void> {
+    try {
+      do {
+        pumpAgain = false;
+        while (!stopping && held.size < options.concurrency) {
+          const claimed = await store.claimNextRun({ owner, lease_ms: options.leaseMs });
+          if (!claimed) break;
+          launch(claimed);
+        }
+      } while (pumpAgain && !stopping);
+    } catch (error) {
+      // A busy or unreachable store: the next notification or poll tries again.
+      logger.warn({ err: error }, 'claiming runs failed');
+    }
   }
 
   function launch(claimed: ClaimedRun): void {
