@@ -111,7 +111,7 @@ export function claimDeliveries(
       };
     });
   });
-  if (claimed.length > 0) ctx.failpoints.hit('outbox.claim.after_commit');
+  if (claimed.length > 0) ctx.afterCommit(() => ctx.failpoints.hit('outbox.claim.after_commit'));
   return claimed;
 }
 

@@ -67,7 +67,7 @@ export function appendProgress(ctx: StoreContext, fence: Fence, progress: Progre
       appendEvent(ctx, changes, row, event.type, event.data, now);
     }
   });
-  ctx.failpoints.hit('entry.after_commit');
+  ctx.afterCommit(() => ctx.failpoints.hit('entry.after_commit'));
 }
 
 function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: number): RunRow {
@@ -141,7 +141,7 @@ export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInpu
       return settled;
     });
   }
-  ctx.failpoints.hit('finalize.after_commit');
+  ctx.afterCommit(() => ctx.failpoints.hit('finalize.after_commit'));
   return toRun(row);
 }
 

@@ -92,7 +92,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
     ctx.failpoints.hit('submit.before_commit');
     return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
   });
-  if (!result.deduplicated) ctx.failpoints.hit('submit.after_commit');
+  if (!result.deduplicated) ctx.afterCommit(() => ctx.failpoints.hit('submit.after_commit'));
   return result;
 }
 
@@ -207,6 +207,6 @@ export function claimNextRun(ctx: StoreContext, options: ClaimOptions): ClaimedR
     if (error instanceof LaneTaken) return null;
     throw error;
   }
-  if (claimed) ctx.failpoints.hit('claim.after_commit');
+  if (claimed) ctx.afterCommit(() => ctx.failpoints.hit('claim.after_commit'));
   return claimed;
 }

@@ -127,6 +127,8 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Writes already queued for the next group commit are committed, not dropped.
+    this.ctx.flush();
     this.ctx.listeners.clear();
     this.ctx.db.close();
     this.lock?.release();
@@ -190,7 +192,7 @@ export class SqliteStore implements Store {
   }
 
   async enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
-    return runs.enqueueRun(this.ctx, input);
+    return this.ctx.batched(() => runs.enqueueRun(this.ctx, input));
   }
   async getRun(tenant: string, runId: string): Promise<Run | null> {
     return runs.getRun(this.ctx, tenant, runId);
@@ -204,25 +206,25 @@ export class SqliteStore implements Store {
     return runs.listRuns(this.ctx, tenant, filter, limit, cursor);
   }
   async claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
-    return runs.claimNextRun(this.ctx, options);
+    return this.ctx.batched(() => runs.claimNextRun(this.ctx, options));
   }
   async heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
-    return runWrites.heartbeat(this.ctx, fence, leaseMs);
+    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs));
   }
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
   async appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
-    runWrites.appendProgress(this.ctx, fence, progress);
+    return this.ctx.batched(() => runWrites.appendProgress(this.ctx, fence, progress));
   }
   async loadEntries(runId: string): Promise<RunEntry[]> {
     return trace.loadEntries(this.ctx, runId);
   }
   async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
-    return runWrites.finalizeRun(this.ctx, fence, input);
+    return this.ctx.batched(() => runWrites.finalizeRun(this.ctx, fence, input));
   }
   async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
-    return runWrites.cancelRun(this.ctx, tenant, runId, reason);
+    return this.ctx.batched(() => runWrites.cancelRun(this.ctx, tenant, runId, reason));
   }
   async getTrace(
     tenant: string,
@@ -257,14 +259,14 @@ export class SqliteStore implements Store {
     return deliveries.listDeliveries(this.ctx, tenant, filter, limit, cursor);
   }
   async claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
-    return deliveries.claimDeliveries(this.ctx, tenant, input);
+    return this.ctx.batched(() => deliveries.claimDeliveries(this.ctx, tenant, input));
   }
   async ackDelivery(
     tenant: string,
     deliveryId: string,
     input: DeliveryAckInput,
   ): Promise<Delivery> {
-    return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+    return this.ctx.batched(() => deliveries.ackDelivery(this.ctx, tenant, deliveryId, input));
   }
 
   // --- artifacts and schedules (built-in capabilities) ---
