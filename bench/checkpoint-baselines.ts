@@ -6,9 +6,19 @@ import Database from 'better-sqlite3';
 import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
+export interface RoundEvents {
+  request: string;
+  response: string;
+  intent: string;
+  result: string;
+}
+
 export interface RoundWriter {
-  /** Persists one round: the assistant entry, then the tool result (two commits). */
-  writeRound(assistant: string, toolResult: string, events: [string, string]): void;
+  /**
+   * Persists one round: SQLite in four commits like keel (model.request event, assistant
+   * entry, tool.call intent, tool result); the snapshot once per message.
+   */
+  writeRound(assistant: string, toolResult: string, events: RoundEvents): void;
   close(): void;
 }
 
@@ -31,17 +41,19 @@ export function openBareSqlite(dir: string, synchronous: 'FULL' | 'NORMAL'): Rou
   let entrySeq = 0;
   let eventSeq = 0;
   const commit = db.transaction(
-    (kind: string, body: string, type: string, data: string, step: number) => {
+    (kind: string | null, body: string | null, type: string, data: string, step: number) => {
       const now = Date.now();
-      insertEntry.run('r', ++entrySeq, kind, body, now);
+      if (kind !== null && body !== null) insertEntry.run('r', ++entrySeq, kind, body, now);
       insertEvent.run('r', ++eventSeq, type, data, now);
       touchRun.run(step, '{"model_calls":1}', now, 'r');
     },
   );
   return {
     writeRound(assistant, toolResult, events) {
-      commit.immediate('assistant', assistant, 'model.response', events[0], 1);
-      commit.immediate('tool_result', toolResult, 'tool.result', events[1], 0);
+      commit.immediate(null, null, 'model.request', events.request, 0);
+      commit.immediate('assistant', assistant, 'model.response', events.response, 1);
+      commit.immediate(null, null, 'tool.call', events.intent, 0);
+      commit.immediate('tool_result', toolResult, 'tool.result', events.result, 0);
     },
     close: () => db.close(),
   };
@@ -63,6 +75,8 @@ export function openSnapshotFile(dir: string, fsync: boolean): RoundWriter {
   };
   return {
     writeRound(assistant, toolResult) {
+      // maiden's store keeps messages only (no trace, no intent record): two rewrites of
+      // the whole file per round, one per message.
       messages.push(JSON.parse(assistant));
       persist();
       messages.push(JSON.parse(toolResult));

@@ -1,12 +1,14 @@
 // `npm run bench -- checkpoint`: what one durable round costs as a conversation grows.
 //
-// A round is what the run loop writes for one tool round: the assistant entry with its
-// `model.response` event (one commit, before the tool runs), then the tool result with
-// its `tool.result` event (one commit). keel's store does these through appendProgress
-// on a claimed run; beside it, in the same process run and interleaved, a bare SQLite
+// A round is what the run loop writes for one tool round, four commits: the
+// `model.request` event (before the provider call), the assistant entry with its
+// `model.response` event (before the tool runs), the `tool.call` intent record (before
+// the tool runs, so a resume can tell "in flight" from "never started"), and the tool
+// result with its `tool.result` event. keel's store does these through appendProgress on
+// a claimed run; beside it, in the same process run and interleaved, a bare SQLite
 // transaction inserting the same rows and a whole-file JSON snapshot per commit.
-// (The loop itself caps max_steps at 200, so the rounds are driven at the store call the
-// loop makes; the loop adds no other write per round.)
+// (The loop itself caps max_steps at 200, so the rounds are driven at the store calls the
+// loop makes.)
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,6 +109,9 @@ async function keelWriter(
       usage.output_tokens += assistant.usage.output_tokens;
       const assistantEntry: EntryBody = { kind: 'assistant', body: assistant };
       await store.appendProgress(fence, {
+        events: [{ type: 'model.request', data: { step: round, model: 'fixture/bench' } }],
+      });
+      await store.appendProgress(fence, {
         entries: [assistantEntry],
         events: [
           {
@@ -124,6 +129,22 @@ async function keelWriter(
       });
       const result = toolResultBody(round);
       usage.tool_calls += 1;
+      await store.appendProgress(fence, {
+        events: [
+          {
+            type: 'tool.call',
+            data: {
+              step: round,
+              call_id: result.call_id,
+              name: result.name,
+              attempt: fence.attempt,
+              effect: 'read_only',
+              idempotency_key: `${fence.run_id}:${result.call_id}`,
+            },
+          },
+        ],
+        usage: { ...usage },
+      });
       await store.appendProgress(fence, {
         entries: [{ kind: 'tool_result', body: result }],
         events: [{ type: 'tool.result', data: result as unknown as JsonObject }],
@@ -143,10 +164,12 @@ function syncWriter(writer: RoundWriter): AsyncRoundWriter {
     async writeRound(round) {
       const assistant = JSON.stringify(assistantBody(round));
       const result = JSON.stringify(toolResultBody(round));
-      writer.writeRound(assistant, result, [
-        JSON.stringify({ step: round, usage: { input_tokens: 900, output_tokens: 40 } }),
+      writer.writeRound(assistant, result, {
+        request: JSON.stringify({ step: round, model: 'fixture/bench' }),
+        response: JSON.stringify({ step: round, usage: { input_tokens: 900, output_tokens: 40 } }),
+        intent: JSON.stringify({ step: round, call_id: `call_${round}`, name: 'lookup' }),
         result,
-      ]);
+      });
     },
   };
 }
@@ -259,7 +282,7 @@ export async function runCheckpointBench(): Promise<void> {
     ) as Summary;
 
   console.log(
-    '\ncheckpoint: cost of one durable tool round (2 commits), medians of 3 interleaved repetitions\n',
+    '\ncheckpoint: cost of one durable tool round (4 commits), medians of 3 interleaved repetitions\n',
   );
   console.log(
     formatTable(
