@@ -1,0 +1,215 @@
+// Database rows and their API shapes, shared by both backends: each stores times as
+// integer milliseconds (PostgreSQL as bigint, parsed to numbers) and JSON documents as
+// text, so one mapping serves both. Times leave the store as RFC 3339 UTC strings with
+// milliseconds.
+
+import type {
+  Agent,
+  AgentSpec,
+  Delivery,
+  DeliveryStatus,
+  JsonObject,
+  RunEntry,
+  Run,
+  RunError,
+  RunSource,
+  RunStatus,
+  Tenant,
+  TraceEvent,
+  Usage,
+} from '../types.ts';
+import { KeelError } from '../errors.ts';
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : iso(ms);
+}
+
+export function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+/** Opaque keyset cursors: base64url of a JSON array of the last row's sort key. */
+export function encodeCursor(key: (string | number)[]): string {
+  return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, shape: ('string' | 'number')[]): (string | number)[] {
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    key = null;
+  }
+  if (
+    !Array.isArray(key) ||
+    key.length !== shape.length ||
+    key.some((part, index) => typeof part !== shape[index])
+  ) {
+    throw new KeelError('VALIDATION_FAILED', 'cursor is not valid');
+  }
+  return key as (string | number)[];
+}
+
+/** A page from rows fetched with limit + 1. */
+export function pageOf<R, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+  keyOf: (row: R) => (string | number)[],
+): { items: T[]; next_cursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(map),
+    next_cursor: rows.length > limit && last !== undefined ? encodeCursor(keyOf(last)) : null,
+  };
+}
+
+export interface TenantRow {
+  name: string;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toTenant(row: TenantRow): Tenant {
+  return {
+    name: row.name,
+    metadata: parseJson<JsonObject>(row.metadata),
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export interface AgentRow {
+  tenant: string;
+  name: string;
+  spec: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toAgent(row: AgentRow): Agent {
+  return {
+    ...parseJson<AgentSpec>(row.spec),
+    tenant: row.tenant,
+    name: row.name,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export interface RunRow {
+  queue_pos: number;
+  run_id: string;
+  tenant: string;
+  agent: string;
+  scope: string;
+  source: RunSource;
+  input: string;
+  request_id: string | null;
+  fingerprint: string;
+  delivery_destination: string | null;
+  status: RunStatus;
+  output: string | null;
+  error: string | null;
+  attempt: number;
+  steps: number;
+  usage: string;
+  elapsed_ms: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export function toRun(row: RunRow): Run {
+  return {
+    run_id: row.run_id,
+    tenant: row.tenant,
+    agent: row.agent,
+    scope: row.scope,
+    source: row.source,
+    input: parseJson<JsonObject>(row.input),
+    request_id: row.request_id,
+    delivery: row.delivery_destination === null ? null : { destination: row.delivery_destination },
+    status: row.status,
+    output: row.output === null ? null : parseJson<JsonObject>(row.output),
+    error: row.error === null ? null : parseJson<RunError>(row.error),
+    attempt: row.attempt,
+    steps: row.steps,
+    usage: parseJson<Usage>(row.usage),
+    created_at: iso(row.created_at),
+    started_at: isoOrNull(row.started_at),
+    finished_at: isoOrNull(row.finished_at),
+  };
+}
+
+export interface EntryRow {
+  run_id: string;
+  seq: number;
+  attempt: number;
+  kind: RunEntry['kind'];
+  body: string;
+  ts: number;
+}
+
+export function toEntry(row: EntryRow): RunEntry {
+  return {
+    run_id: row.run_id,
+    seq: row.seq,
+    attempt: row.attempt,
+    kind: row.kind,
+    body: parseJson(row.body),
+    ts: iso(row.ts),
+  } as RunEntry;
+}
+
+export interface EventRow {
+  seq: number;
+  ts: number;
+  type: string;
+  data: string;
+}
+
+export function toTraceEvent(row: EventRow): TraceEvent {
+  return { seq: row.seq, ts: iso(row.ts), type: row.type, data: parseJson<JsonObject>(row.data) };
+}
+
+export interface DeliveryRow {
+  delivery_id: string;
+  tenant: string;
+  run_id: string;
+  destination: string;
+  status: DeliveryStatus;
+  attempt: number;
+  idempotency_key: string;
+  next_attempt_at: number;
+  claim_token_hash: string | null;
+  claim_expires_at: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    delivery_id: row.delivery_id,
+    tenant: row.tenant,
+    run_id: row.run_id,
+    destination: row.destination,
+    status: row.status,
+    attempt: row.attempt,
+    idempotency_key: row.idempotency_key,
+    next_attempt_at: iso(row.next_attempt_at),
+    claim_expires_at: isoOrNull(row.claim_expires_at),
+    last_error: row.last_error,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
