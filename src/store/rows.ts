@@ -213,3 +213,36 @@ export function toDelivery(row: DeliveryRow): Delivery {
     updated_at: iso(row.updated_at),
   };
 }
+
+// A list cursor names the tenant and namespace it was issued for: a cursor carried to
+// another namespace or tenant is refused instead of silently paging the wrong list.
+interface ListCursor {
+  v: 1;
+  tenant: string;
+  namespace: string;
+  after: string;
+}
+
+export function encodeListCursor(cursor: ListCursor): string {
+  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
+}
+
+export function decodeListCursor(text: string, tenant: string, namespace: string): string {
+  let cursor: Partial<ListCursor> | null = null;
+  try {
+    cursor = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<ListCursor>;
+  } catch {
+    cursor = null;
+  }
+  if (!cursor || cursor.v !== 1 || typeof cursor.after !== 'string') {
+    throw new KeelError('VALIDATION_FAILED', 'cursor is not valid', { field: 'cursor' });
+  }
+  if (cursor.tenant !== tenant || cursor.namespace !== namespace) {
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      'cursor was issued for another tenant or namespace; start again without a cursor',
+      { field: 'cursor' },
+    );
+  }
+  return cursor.after;
+}

@@ -14,7 +14,7 @@ import type {
   Page,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
-import { iso, parseJson } from './rows.ts';
+import { decodeListCursor, encodeListCursor, iso, parseJson } from './rows.ts';
 import { requireTenant } from './guards.ts';
 
 interface MemoryRow {
@@ -120,38 +120,6 @@ export async function deleteMemory(
         id,
       ])) > 0,
   );
-}
-
-// A list cursor names the tenant and namespace it was issued for (as on SQLite).
-interface ListCursor {
-  v: 1;
-  tenant: string;
-  namespace: string;
-  after: string;
-}
-
-function encodeListCursor(cursor: ListCursor): string {
-  return Buffer.from(JSON.stringify(cursor), 'utf8').toString('base64url');
-}
-
-function decodeListCursor(text: string, tenant: string, namespace: string): string {
-  let cursor: Partial<ListCursor> | null = null;
-  try {
-    cursor = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Partial<ListCursor>;
-  } catch {
-    cursor = null;
-  }
-  if (!cursor || cursor.v !== 1 || typeof cursor.after !== 'string') {
-    throw new KeelError('VALIDATION_FAILED', 'cursor is not valid', { field: 'cursor' });
-  }
-  if (cursor.tenant !== tenant || cursor.namespace !== namespace) {
-    throw new KeelError(
-      'VALIDATION_FAILED',
-      'cursor was issued for another tenant or namespace; start again without a cursor',
-      { field: 'cursor' },
-    );
-  }
-  return cursor.after;
 }
 
 export async function listMemory(
