@@ -3,7 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import { KeelError } from '../errors.ts';
+import { migratePostgres } from '../store/postgres/index.ts';
 import { migrateSqlite } from '../store/sqlite/index.ts';
 import { UsageError } from './errors.ts';
 
@@ -31,26 +31,25 @@ export async function migrateCommand(
     store_url: values['store-url'],
   });
   const { url, durability } = config.store;
-  if (!url.startsWith('sqlite:')) {
-    throw new KeelError(
-      'CONFIG_INVALID',
-      'store.url: PostgreSQL is not yet supported by this version',
-    );
-  }
-  const path = url.slice('sqlite:'.length);
-  const before = await migrateSqlite(path, { check: true, durability });
+  // Both backends report alike: current, latest, applied, pending.
+  const migrate = url.startsWith('sqlite:')
+    ? (check: boolean) => migrateSqlite(url.slice('sqlite:'.length), { check, durability })
+    : (check: boolean) => migratePostgres(url, { check });
+  // Printed URLs never carry a password.
+  const shownUrl = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  const before = await migrate(true);
   if (values.check) {
     if (before.pending.length === 0) {
-      print(`schema current: version ${before.current} (${url})`);
+      print(`schema current: version ${before.current} (${shownUrl})`);
       return 0;
     }
-    print(`pending migrations (schema ${before.current} → ${before.latest}, ${url}):`);
+    print(`pending migrations (schema ${before.current} → ${before.latest}, ${shownUrl}):`);
     for (const migration of before.pending) print(`  ${migration.version} ${migration.name}`);
     return 1;
   }
-  const after = await migrateSqlite(path, { check: false, durability });
+  const after = await migrate(false);
   if (before.pending.length === 0) print(`nothing to apply: schema version ${after.current}`);
   for (const migration of before.pending) print(`applied ${migration.version} ${migration.name}`);
-  if (before.pending.length > 0) print(`schema version ${after.current} (${url})`);
+  if (before.pending.length > 0) print(`schema version ${after.current} (${shownUrl})`);
   return 0;
 }
