@@ -3,33 +3,15 @@
 // processes split the due rows instead of queueing on them), acknowledged by one
 // conditional update.
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { KeelError } from '../../errors.ts';
+import { claimTokenMatches, deliveryBackoffMs, hashClaimToken } from '../delivery-policy.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
 import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { decodeCursor, iso, pageOf, parseJson, toDelivery } from './rows.ts';
-
-const BACKOFF_BASE_MS = 1000;
-const BACKOFF_CAP_MS = 5 * 60 * 1000;
-const BACKOFF_JITTER = 0.2;
-
-/** Exponential from 1 s, capped at 5 min, ±20 % jitter (the same policy as SQLite's). */
-export function deliveryBackoffMs(attempt: number, random: () => number = Math.random): number {
-  const base = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
-  return Math.round(base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * random()));
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-function tokenMatches(storedHash: string | null, token: string): boolean {
-  if (storedHash === null) return false;
-  return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashToken(token), 'hex'));
-}
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
@@ -88,7 +70,7 @@ export async function claimDeliveries(
       await tx.count(
         `UPDATE deliveries SET status = 'claimed', attempt = attempt + 1, claim_token_hash = $1,
            claim_expires_at = $2, updated_at = $3 WHERE delivery_id = $4`,
-        [hashToken(token), expiresAt, tx.now, row.delivery_id],
+        [hashClaimToken(token), expiresAt, tx.now, row.delivery_id],
       );
       result.push({
         delivery_id: row.delivery_id,
@@ -134,7 +116,7 @@ export async function ackDelivery(
         `delivery ${deliveryId} is ${row.status}, not claimed`,
       );
     }
-    if (!tokenMatches(row.claim_token_hash, input.claim_token)) {
+    if (!claimTokenMatches(row.claim_token_hash, input.claim_token)) {
       throw new KeelError(
         'CLAIM_TOKEN_MISMATCH',
         `the claim token of ${deliveryId} does not match`,

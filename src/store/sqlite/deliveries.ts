@@ -1,33 +1,15 @@
 // The delivery outbox: rows written by finalization, claimed by adapters with a fresh
 // random token and an expiry, acknowledged by one conditional update.
 
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { KeelError } from '../../errors.ts';
+import { claimTokenMatches, deliveryBackoffMs, hashClaimToken } from '../delivery-policy.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { decodeCursor, encodeCursor, iso, parseJson, toDelivery } from './rows.ts';
-
-const BACKOFF_BASE_MS = 1000;
-const BACKOFF_CAP_MS = 5 * 60 * 1000;
-const BACKOFF_JITTER = 0.2;
-
-/** Exponential from 1 s, capped at 5 min, ±20 % jitter so retries do not bunch up. */
-export function deliveryBackoffMs(attempt: number, random: () => number = Math.random): number {
-  const base = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
-  return Math.round(base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * random()));
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
-
-function tokenMatches(storedHash: string | null, token: string): boolean {
-  if (storedHash === null) return false;
-  return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashToken(token), 'hex'));
-}
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
@@ -98,7 +80,7 @@ export function claimDeliveries(
     return due.map((row): ClaimedDelivery => {
       const token = randomBytes(32).toString('base64url');
       const expiresAt = now + input.lease_ms;
-      update.run(hashToken(token), expiresAt, now, row.delivery_id);
+      update.run(hashClaimToken(token), expiresAt, now, row.delivery_id);
       return {
         delivery_id: row.delivery_id,
         run_id: row.run_id,
@@ -137,7 +119,7 @@ export function ackDelivery(
         `delivery ${deliveryId} is ${row.status}, not claimed`,
       );
     }
-    if (!tokenMatches(row.claim_token_hash, input.claim_token)) {
+    if (!claimTokenMatches(row.claim_token_hash, input.claim_token)) {
       throw new KeelError(
         'CLAIM_TOKEN_MISMATCH',
         `the claim token of ${deliveryId} does not match`,

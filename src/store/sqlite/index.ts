@@ -18,7 +18,7 @@ export type { Durability } from './connection.ts';
 export type { MigrationReport, AppliedMigration } from './migrations.ts';
 export { SEEDED_BUGS } from './context.ts';
 export type { SeededBug } from './context.ts';
-export { deliveryBackoffMs } from './deliveries.ts';
+export { deliveryBackoffMs } from '../delivery-policy.ts';
 export { lockPathFor, LOCK_FILE_NAME } from './lock.ts';
 export type { SqliteStore } from './sqlite-store.ts';
 

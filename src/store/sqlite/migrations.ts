@@ -3,25 +3,15 @@
 // database that is newer than this code is refused; nothing ever resets data.
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { KeelError } from '../../errors.ts';
+import type { AppliedMigration, Migration } from '../migration-files.ts';
+import { loadMigrationFiles } from '../migration-files.ts';
+
+export type { AppliedMigration, Migration } from '../migration-files.ts';
 import type { MigrationStatus } from '../store.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
-const FILE_PATTERN = /^(\d{3})_([a-z0-9_]+)\.sql$/;
-
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
-
-export interface AppliedMigration {
-  version: number;
-  name: string;
-  applied_at: string;
-}
 
 export interface MigrationReport extends MigrationStatus {
   applied: AppliedMigration[];
@@ -29,21 +19,7 @@ export interface MigrationReport extends MigrationStatus {
 }
 
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  const migrations = readdirSync(dir)
-    .map((file) => ({ file, match: FILE_PATTERN.exec(file) }))
-    .filter((entry) => entry.match !== null)
-    .map(({ file, match }) => ({
-      version: Number(match?.[1]),
-      name: match?.[2] ?? file,
-      sql: readFileSync(`${dir}/${file}`, 'utf8'),
-    }))
-    .sort((a, b) => a.version - b.version);
-  migrations.forEach((migration, index) => {
-    if (migration.version !== index + 1) {
-      throw new Error(`migrations must be numbered 001, 002, … without gaps: ${migration.name}`);
-    }
-  });
-  return migrations;
+  return loadMigrationFiles(dir);
 }
 
 export function latestVersion(migrations: readonly Migration[]): number {
