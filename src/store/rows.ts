@@ -14,6 +14,9 @@ import type {
   RunError,
   RunSource,
   RunStatus,
+  MisfirePolicy,
+  Schedule,
+  ScheduleTiming,
   Tenant,
   TraceEvent,
   Usage,
@@ -245,4 +248,49 @@ export function decodeListCursor(text: string, tenant: string, namespace: string
     );
   }
   return cursor.after;
+}
+
+/** A schedule row; `enabled` is 0/1 in SQLite and a boolean in PostgreSQL. */
+export interface ScheduleRow {
+  tenant: string;
+  name: string;
+  agent: string;
+  scope: string;
+  payload: string;
+  timing: string;
+  misfire: MisfirePolicy;
+  delivery_destination: string | null;
+  enabled: number | boolean;
+  next_fire_at: number | null;
+  last_fired_at: number | null;
+  last_run_id: string | null;
+  last_error: string | null;
+  revision: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toSchedule(row: ScheduleRow): Schedule {
+  const timing = parseJson<ScheduleTiming>(row.timing);
+  return {
+    tenant: row.tenant,
+    name: row.name,
+    agent: row.agent,
+    scope: row.scope,
+    payload: parseJson<JsonObject>(row.payload),
+    cron: timing.kind === 'cron' ? timing.cron : null,
+    timezone: timing.kind === 'cron' ? timing.timezone : null,
+    every_ms: timing.kind === 'every' ? timing.every_ms : null,
+    at: timing.kind === 'at' ? timing.at : null,
+    misfire: row.misfire,
+    delivery: row.delivery_destination === null ? null : { destination: row.delivery_destination },
+    enabled: row.enabled === true || row.enabled === 1,
+    next_fire_at: isoOrNull(row.next_fire_at),
+    last_fired_at: isoOrNull(row.last_fired_at),
+    last_run_id: row.last_run_id,
+    last_error: row.last_error,
+    revision: row.revision,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
 }

@@ -2,7 +2,7 @@
 // and advance next_fire_at together, so a crash can neither lose nor double a fire).
 
 import { KeelError } from '../../errors.ts';
-import type { JsonObject, MisfirePolicy, Schedule, ScheduleTiming } from '../../types.ts';
+import type { Schedule } from '../../types.ts';
 import type {
   Page,
   ScheduleFilter,
@@ -13,53 +13,13 @@ import type {
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { decodeCursor, encodeCursor, iso, isoOrNull, parseJson } from './rows.ts';
+import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
+import { decodeCursor, encodeCursor, toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
 import { requireTenant } from './tenants.ts';
 
-interface ScheduleRow {
-  tenant: string;
-  name: string;
-  agent: string;
-  scope: string;
-  payload: string;
-  timing: string;
-  misfire: MisfirePolicy;
-  delivery_destination: string | null;
-  enabled: number;
-  next_fire_at: number | null;
-  last_fired_at: number | null;
-  last_run_id: string | null;
-  last_error: string | null;
-  revision: number;
-  created_at: number;
-  updated_at: number;
-}
-
-function toSchedule(row: ScheduleRow): Schedule {
-  const timing = parseJson<ScheduleTiming>(row.timing);
-  return {
-    tenant: row.tenant,
-    name: row.name,
-    agent: row.agent,
-    scope: row.scope,
-    payload: parseJson<JsonObject>(row.payload),
-    cron: timing.kind === 'cron' ? timing.cron : null,
-    timezone: timing.kind === 'cron' ? timing.timezone : null,
-    every_ms: timing.kind === 'every' ? timing.every_ms : null,
-    at: timing.kind === 'at' ? timing.at : null,
-    misfire: row.misfire,
-    delivery: row.delivery_destination === null ? null : { destination: row.delivery_destination },
-    enabled: row.enabled === 1,
-    next_fire_at: isoOrNull(row.next_fire_at),
-    last_fired_at: isoOrNull(row.last_fired_at),
-    last_run_id: row.last_run_id,
-    last_error: row.last_error,
-    revision: row.revision,
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
+/** This backend's schedule rows (0/1 `enabled`). */
+type ScheduleRow = SharedScheduleRow & { enabled: number };
 
 function scheduleRow(ctx: StoreContext, tenant: string, name: string): ScheduleRow | undefined {
   return ctx.sql('SELECT * FROM schedules WHERE tenant = ? AND name = ?').get(tenant, name) as
