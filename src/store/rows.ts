@@ -4,6 +4,7 @@
 // milliseconds.
 
 import type {
+  ArtifactStat,
   Agent,
   AgentSpec,
   Delivery,
@@ -290,6 +291,31 @@ export function toSchedule(row: ScheduleRow): Schedule {
     last_run_id: row.last_run_id,
     last_error: row.last_error,
     revision: row.revision,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export const ARTIFACT_STAT_COLUMNS =
+  'path, content_type, size_bytes, sha256, metadata, created_at, updated_at';
+
+export interface ArtifactStatRow {
+  path: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  metadata: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toArtifactStat(row: ArtifactStatRow): ArtifactStat {
+  return {
+    path: row.path,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    sha256: row.sha256,
+    metadata: parseJson<JsonObject>(row.metadata),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
   };

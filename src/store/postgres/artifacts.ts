@@ -2,35 +2,13 @@
 // sha256 and metadata. A write is one transaction; listings are keyset paged by path.
 
 import { createHash } from 'node:crypto';
-import type { Artifact, ArtifactStat, JsonObject } from '../../types.ts';
+import type { Artifact, ArtifactStat } from '../../types.ts';
 import type { ArtifactWrite, Page } from '../store.ts';
 import type { PgContext, Sql } from './context.ts';
-import { decodeCursor, iso, pageOf, parseJson } from './rows.ts';
+import { decodeCursor, pageOf } from './rows.ts';
+import type { ArtifactStatRow } from './rows.ts';
+import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
 import { requireTenant } from './guards.ts';
-
-interface ArtifactStatRow {
-  path: string;
-  content_type: string;
-  size_bytes: number;
-  sha256: string;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
-
-const STAT_COLUMNS = 'path, content_type, size_bytes, sha256, metadata, created_at, updated_at';
-
-function toStat(row: ArtifactStatRow): ArtifactStat {
-  return {
-    path: row.path,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    sha256: row.sha256,
-    metadata: parseJson<JsonObject>(row.metadata),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
 
 export async function putArtifact(
   ctx: PgContext,
@@ -52,17 +30,17 @@ export async function putArtifact(
     const inserted = await tx.one<ArtifactStatRow>(
       `INSERT INTO artifacts (body, content_type, size_bytes, sha256, metadata, tenant, path,
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)
-       ON CONFLICT (tenant, path) DO NOTHING RETURNING ${STAT_COLUMNS}`,
+       ON CONFLICT (tenant, path) DO NOTHING RETURNING ${ARTIFACT_STAT_COLUMNS}`,
       [...values, tenant, path, tx.now],
     );
-    if (inserted) return { artifact: toStat(inserted), created: true };
+    if (inserted) return { artifact: toArtifactStat(inserted), created: true };
     const updated = await tx.one<ArtifactStatRow>(
       `UPDATE artifacts SET body = $1, content_type = $2, size_bytes = $3, sha256 = $4,
          metadata = $5, updated_at = GREATEST($8, updated_at + 1)
-       WHERE tenant = $6 AND path = $7 RETURNING ${STAT_COLUMNS}`,
+       WHERE tenant = $6 AND path = $7 RETURNING ${ARTIFACT_STAT_COLUMNS}`,
       [...values, tenant, path, tx.now],
     );
-    return { artifact: toStat(updated as ArtifactStatRow), created: false };
+    return { artifact: toArtifactStat(updated as ArtifactStatRow), created: false };
   });
 }
 
@@ -72,11 +50,11 @@ export async function getArtifact(
   path: string,
 ): Promise<Artifact | null> {
   const row = await sql.one<ArtifactStatRow & { body: Buffer }>(
-    `SELECT ${STAT_COLUMNS}, body FROM artifacts WHERE tenant = $1 AND path = $2`,
+    `SELECT ${ARTIFACT_STAT_COLUMNS}, body FROM artifacts WHERE tenant = $1 AND path = $2`,
     [tenant, path],
   );
   if (!row) return null;
-  return { ...toStat(row), body: new Uint8Array(row.body) };
+  return { ...toArtifactStat(row), body: new Uint8Array(row.body) };
 }
 
 export async function listArtifacts(
@@ -90,12 +68,12 @@ export async function listArtifacts(
   // (COLLATE "C"), so the keyset order matches SQLite's.
   const after = cursor === undefined ? null : (decodeCursor(cursor, ['string'])[0] as string);
   const rows = await sql.rows<ArtifactStatRow>(
-    `SELECT ${STAT_COLUMNS} FROM artifacts
+    `SELECT ${ARTIFACT_STAT_COLUMNS} FROM artifacts
      WHERE tenant = $1 AND starts_with(path, $2) AND ($3::text IS NULL OR path > $3)
      ORDER BY path LIMIT $4`,
     [tenant, prefix, after, limit + 1],
   );
-  return pageOf(rows, limit, toStat, (row) => [row.path]);
+  return pageOf(rows, limit, toArtifactStat, (row) => [row.path]);
 }
 
 export async function deleteArtifact(

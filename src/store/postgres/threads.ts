@@ -7,6 +7,7 @@ import type { Page } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
 import type { RunRow } from './rows.ts';
 import { decodeCursor, iso, pageOf, parseJson } from './rows.ts';
+import { lastTurns, userContent } from '../thread-context.ts';
 
 interface ThreadRow {
   tenant: string;
@@ -16,21 +17,6 @@ interface ThreadRow {
   turns: number;
   messages: string;
   updated_at: number;
-}
-
-/** What the thread remembers of a turn's input: its text, or the payload as JSON. */
-function userContent(input: JsonObject): string {
-  return typeof input.text === 'string' ? input.text : JSON.stringify(input);
-}
-
-/** Keeps the messages of the newest `window` turns (a turn = the messages of one run). */
-function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMessage[] {
-  const runs: string[] = [];
-  for (const message of messages) {
-    if (runs.at(-1) !== message.run_id) runs.push(message.run_id);
-  }
-  const kept = new Set(window > 0 ? runs.slice(-window) : []);
-  return messages.filter((message) => kept.has(message.run_id));
 }
 
 export async function appendTurnToThread(

@@ -2,43 +2,21 @@
 // and metadata. A write is one transaction; listings are keyset paged by path.
 
 import { createHash } from 'node:crypto';
-import type { Artifact, ArtifactStat, JsonObject } from '../../types.ts';
+import type { Artifact, ArtifactStat } from '../../types.ts';
 import type { ArtifactWrite, Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { decodeCursor, encodeCursor, iso, parseJson } from './rows.ts';
+import { decodeCursor, encodeCursor } from './rows.ts';
+import type { ArtifactStatRow } from './rows.ts';
+import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
 import { requireTenant } from './tenants.ts';
-
-interface ArtifactStatRow {
-  path: string;
-  content_type: string;
-  size_bytes: number;
-  sha256: string;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
 
 interface ArtifactRow extends ArtifactStatRow {
   body: Buffer;
 }
 
-const STAT_COLUMNS = 'path, content_type, size_bytes, sha256, metadata, created_at, updated_at';
-
-function toStat(row: ArtifactStatRow): ArtifactStat {
-  return {
-    path: row.path,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    sha256: row.sha256,
-    metadata: parseJson<JsonObject>(row.metadata),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
 function statRow(ctx: StoreContext, tenant: string, path: string): ArtifactStatRow | undefined {
   return ctx
-    .sql(`SELECT ${STAT_COLUMNS} FROM artifacts WHERE tenant = ? AND path = ?`)
+    .sql(`SELECT ${ARTIFACT_STAT_COLUMNS} FROM artifacts WHERE tenant = ? AND path = ?`)
     .get(tenant, path) as ArtifactStatRow | undefined;
 }
 
@@ -88,16 +66,19 @@ export function putArtifact(
           now,
         );
     }
-    return { artifact: toStat(statRow(ctx, tenant, path) as ArtifactStatRow), created: !existing };
+    return {
+      artifact: toArtifactStat(statRow(ctx, tenant, path) as ArtifactStatRow),
+      created: !existing,
+    };
   });
 }
 
 export function getArtifact(ctx: StoreContext, tenant: string, path: string): Artifact | null {
   const row = ctx
-    .sql(`SELECT ${STAT_COLUMNS}, body FROM artifacts WHERE tenant = ? AND path = ?`)
+    .sql(`SELECT ${ARTIFACT_STAT_COLUMNS}, body FROM artifacts WHERE tenant = ? AND path = ?`)
     .get(tenant, path) as ArtifactRow | undefined;
   if (!row) return null;
-  return { ...toStat(row), body: new Uint8Array(row.body) };
+  return { ...toArtifactStat(row), body: new Uint8Array(row.body) };
 }
 
 /** The smallest string greater than every string that starts with `prefix`. */
@@ -119,7 +100,7 @@ export function listArtifacts(
   const strict = after !== null && after >= prefix;
   const rows = ctx
     .sql(
-      `SELECT ${STAT_COLUMNS} FROM artifacts
+      `SELECT ${ARTIFACT_STAT_COLUMNS} FROM artifacts
        WHERE tenant = ? AND (path > ? OR (path = ? AND ? = 0)) AND path < ?
        ORDER BY path LIMIT ?`,
     )
@@ -134,7 +115,7 @@ export function listArtifacts(
   const page = rows.slice(0, limit).filter((row) => row.path.startsWith(prefix));
   const last = page.at(-1);
   return {
-    items: page.map(toStat),
+    items: page.map(toArtifactStat),
     next_cursor: rows.length > limit && last ? encodeCursor([last.path]) : null,
   };
 }
