@@ -38,7 +38,12 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   providers: z.record(z.string(), providerSchema).optional(),
-  memory: z.strictObject({ embedder: z.string().min(1).optional() }).optional(),
+  memory: z
+    .strictObject({
+      embedder: z.string().min(1).optional(),
+      search_threads: z.number().int().min(0).max(64).optional(),
+    })
+    .optional(),
   web: z
     .strictObject({
       search_url: z.string().optional(),
@@ -64,7 +69,8 @@ export interface KeelConfig {
   providers: Record<string, ProviderConfig>;
   /** Provider API keys, read once here from the env vars the providers name. */
   provider_keys: Record<string, string | undefined>;
-  memory: { embedder: string };
+  /** search_threads null: the store's default (one per core, at most its vector shards). */
+  memory: { embedder: string; search_threads: number | null };
   web: { search_url: string; allow_hosts: string[] };
   delivery: { max_attempts: number };
   log: { level: string; pretty: boolean };
@@ -174,7 +180,10 @@ export function loadConfig(
     },
     providers,
     provider_keys: providerKeys,
-    memory: { embedder: file.memory?.embedder ?? 'glove-sif' },
+    memory: {
+      embedder: file.memory?.embedder ?? 'glove-sif',
+      search_threads: file.memory?.search_threads ?? null,
+    },
     web: { search_url: file.web?.search_url ?? '', allow_hosts: file.web?.allow_hosts ?? [] },
     delivery: { max_attempts: file.delivery?.max_attempts ?? 10 },
     log: {

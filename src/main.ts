@@ -82,6 +82,7 @@ export async function openStore(config: KeelConfig, failpoints: Failpoints): Pro
     durability,
     failpoints,
     seededBugs: config.seeded_bugs,
+    ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
 }
 

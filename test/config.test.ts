@@ -109,6 +109,22 @@ describe('config', () => {
     configError(() => loadConfig({}, {}, project('listen = [')), /keel\.toml/);
   });
 
+  it('memory.search_threads: null by default (the store decides), 0–64 when set', () => {
+    assert.equal(loadConfig({}, {}, project()).memory.search_threads, null);
+    assert.equal(
+      loadConfig({}, {}, project('[memory]\nsearch_threads = 0')).memory.search_threads,
+      0,
+    );
+    configError(
+      () => loadConfig({}, {}, project('[memory]\nsearch_threads = -1')),
+      /memory\.search_threads/,
+    );
+    configError(
+      () => loadConfig({}, {}, project('[memory]\nsearch_threads = 2.5')),
+      /memory\.search_threads/,
+    );
+  });
+
   it('bad listen values are rejected', () => {
     for (const value of ['nope', '127.0.0.1', '127.0.0.1:99999', ':80', '127.0.0.1:http']) {
       configError(() => parseListen(value), /listen/);

@@ -127,20 +127,23 @@ export function createMemoryService(deps: { store: Store; embedder: Embedder }):
         );
       }
       const pool = POOL_FACTOR * limit;
-      let lexical: MemoryHit[] = [];
-      let semantic: MemoryHit[] = [];
+      let semanticSearch: Promise<MemoryHit[]> = Promise.resolve([]);
       if (mode !== 'lexical') {
         await assertIndexCurrent(tenant, namespace);
-        semantic = await store.searchMemorySemantic(
+        // Started first: on SQLite the vector scan runs on the read pool's threads
+        // while the lexical search below runs here.
+        semanticSearch = store.searchMemorySemantic(
           tenant,
           namespace,
           await vectorFor(query, 'query'),
           pool,
         );
       }
-      if (mode !== 'semantic') {
-        lexical = await store.searchMemoryLexical(tenant, namespace, lexicalTerms(query), pool);
-      }
+      const lexicalSearch =
+        mode === 'semantic'
+          ? Promise.resolve([])
+          : store.searchMemoryLexical(tenant, namespace, lexicalTerms(query), pool);
+      const [lexical, semantic] = await Promise.all([lexicalSearch, semanticSearch]);
       const texts = new Map<string, string>();
       for (const hit of [...lexical, ...semantic]) texts.set(hit.id, hit.text);
       return rrfFuse(lexical, semantic, limit).map((hit) => ({

@@ -12,10 +12,9 @@ import { join } from 'node:path';
 
 export const EMBEDDER_FORMS = 'glove-sif, hash, openai:<provider>/<model>, onnx:<dir>';
 
-export type EmbedderConfig = Pick<
-  KeelConfig,
-  'memory' | 'data_dir' | 'providers' | 'provider_keys'
->;
+export type EmbedderConfig = Pick<KeelConfig, 'data_dir' | 'providers' | 'provider_keys'> & {
+  memory: Pick<KeelConfig['memory'], 'embedder'>;
+};
 
 function invalid(message: string): KeelError {
   return new KeelError('CONFIG_INVALID', `memory.embedder: ${message}`);

@@ -42,15 +42,20 @@ export function openConnection(options: ConnectionOptions): SqliteDatabase {
   }
 }
 
-function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (!options.readonly) db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
-  db.pragma('foreign_keys = ON');
+/** The settings a reader connection shares with the main one (read-pool.ts). */
+export const READER_PRAGMAS: readonly string[] = [
+  `busy_timeout = ${BUSY_TIMEOUT_MS}`,
   // Reads through a memory map instead of read() into the page cache: an exact vector
   // scan of memory (100k facts ≈ 40 MB of vec0 chunks per query) drops from ~35 ms to
   // ~14 ms. Writes still go through the WAL; this changes no durability guarantee.
-  db.pragma(`mmap_size = ${MMAP_BYTES}`);
+  `mmap_size = ${MMAP_BYTES}`,
+];
+
+function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
+  for (const pragma of READER_PRAGMAS) db.pragma(pragma);
+  if (!options.readonly) db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
+  db.pragma('foreign_keys = ON');
 }
 
 function readPragma(db: SqliteDatabase, name: string): unknown {

@@ -11,6 +11,7 @@
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
+import type { SqliteReadPool } from './read-pool.ts';
 
 /** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
 export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
@@ -44,6 +45,8 @@ export class StoreContext {
     readonly now: () => number,
     readonly failpoints: Failpoints,
     private readonly seededBugs: ReadonlySet<string>,
+    /** Threads for long reads (memory's vector scan); null: they run on this connection. */
+    readonly readPool: SqliteReadPool | null = null,
   ) {
     this.transaction = db.transaction((body: () => unknown) => body());
   }

@@ -6,13 +6,15 @@ import { dirname, resolve } from 'node:path';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import type { Durability } from './connection.ts';
-import { openConnection } from './connection.ts';
+import { openConnection, READER_PRAGMAS } from './connection.ts';
 import { StoreContext } from './context.ts';
 import type { DataDirLock } from './lock.ts';
 import { acquireDataDirLock } from './lock.ts';
 import type { MigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
 import { SqliteStore } from './sqlite-store.ts';
+import { upgradeUnshardedVectorTables, VECTOR_SHARDS } from './memory.ts';
+import { defaultReadThreads, SqliteReadPool } from './read-pool.ts';
 
 export type { Durability } from './connection.ts';
 export type { MigrationReport, AppliedMigration } from './migrations.ts';
@@ -33,6 +35,16 @@ export interface SqliteStoreOptions {
   exclusiveLock?: boolean;
   /** Test-only switches that break one guarantee each (see SEEDED_BUGS). */
   seededBugs?: readonly string[];
+  /**
+   * Threads for memory's exact vector scan (started on the first semantic search);
+   * 0 runs it on the main connection. Default: one per core, at most VECTOR_SHARDS.
+   */
+  readThreads?: number;
+}
+
+/** The read pool's size when nothing is configured. */
+export function defaultMemorySearchThreads(): number {
+  return defaultReadThreads(VECTOR_SHARDS);
 }
 
 function prepareDir(path: string): string {
@@ -52,12 +64,15 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     try {
       const migrations = loadMigrations();
       applyMigrations(db, migrations, path, now);
+      const threads = options.readThreads ?? defaultMemorySearchThreads();
       const ctx = new StoreContext(
         db,
         now,
         options.failpoints ?? inertFailpoints,
         new Set(options.seededBugs ?? []),
+        threads > 0 ? new SqliteReadPool(path, threads, READER_PRAGMAS) : null,
       );
+      upgradeUnshardedVectorTables(ctx);
       const description = `sqlite ${path} (synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}, WAL)`;
       return new SqliteStore(ctx, lock, migrations, path, description);
     } catch (error) {

@@ -4,11 +4,15 @@
 // index for phrases of scripts written without spaces (≥ 3 characters), and LIKE for
 // shorter such phrases; a fact's bm25 values are summed across the indexes. Every term
 // is quoted and the terms are OR-joined, so FTS5 syntax in a query is plain text.
-// Semantic: exact cosine KNN in the vec0 partition of (tenant, namespace, embedder).
+// Semantic: exact cosine KNN in the vec0 partitions of (tenant, namespace, embedder):
+// one KNN per shard, run in parallel on the read pool's threads (or one after another on
+// the main connection without a pool), merged by distance. Every shard returns its own
+// top k, so the merged top k is the exact top k of the namespace.
 
 import type { MemoryHit, MemoryLexicalTerms, MemoryVector } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { vectorPartition, vectorTable, vectorTableExists } from './memory.ts';
+import { VECTOR_SHARDS, vectorPartition, vectorTable, vectorTableExists } from './memory.ts';
+import type { ReadStatement } from './read-pool.ts';
 
 /** At most this many sub-trigram phrases become LIKE clauses (each one is a scan). */
 const MAX_SHORT_TERMS = 8;
@@ -70,29 +74,40 @@ export function searchLexical(
   }));
 }
 
-export function searchSemantic(
+interface SemanticRow {
+  id: string;
+  text: string;
+  distance: number;
+}
+
+export async function searchSemantic(
   ctx: StoreContext,
   tenant: string,
   namespace: string,
   vector: MemoryVector,
   pool: number,
-): MemoryHit[] {
+): Promise<MemoryHit[]> {
   const dim = vector.values.length;
   if (pool < 1 || !vectorTableExists(ctx, dim)) return [];
-  const table = vectorTable(dim);
-  const rows = ctx
-    .sql(
-      `WITH knn AS (
-         SELECT rowid, distance FROM ${table}
-         WHERE embedding MATCH ? AND k = ? AND part = ?)
-       SELECT f.id AS id, f.text AS text, knn.distance AS distance
-       FROM knn JOIN memory_facts f ON f.fact_id = knn.rowid
-       ORDER BY knn.distance, f.id`,
-    )
-    .all(
-      Buffer.from(vector.values.buffer, vector.values.byteOffset, vector.values.byteLength),
-      pool,
-      vectorPartition(tenant, namespace, vector.embedder),
-    ) as (MemoryHit & { distance: number })[];
-  return rows.map((row) => ({ id: row.id, text: row.text }));
+  const sql = `WITH knn AS (
+       SELECT rowid, distance FROM ${vectorTable(dim)}
+       WHERE embedding MATCH ? AND k = ? AND part = ?)
+     SELECT f.id AS id, f.text AS text, knn.distance AS distance
+     FROM knn JOIN memory_facts f ON f.fact_id = knn.rowid`;
+  const query = Buffer.from(
+    vector.values.buffer,
+    vector.values.byteOffset,
+    vector.values.byteLength,
+  );
+  const statements: ReadStatement[] = Array.from({ length: VECTOR_SHARDS }, (_, shard) => ({
+    sql,
+    params: [query, pool, vectorPartition(tenant, namespace, vector.embedder, shard)],
+  }));
+  const perShard = ctx.readPool
+    ? await ctx.readPool.all(statements)
+    : statements.map((statement) => ctx.sql(statement.sql).all(...statement.params));
+  return (perShard.flat() as SemanticRow[])
+    .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, pool)
+    .map((row) => ({ id: row.id, text: row.text }));
 }

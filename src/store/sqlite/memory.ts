@@ -40,9 +40,21 @@ export function toMemoryFact(row: MemoryRow): MemoryFact {
   };
 }
 
-/** The vec0 partition of a (tenant, namespace, embedder): JSON keeps it unambiguous. */
-export function vectorPartition(tenant: string, namespace: string, embedder: string): string {
-  return JSON.stringify([tenant, namespace, embedder]);
+export const VECTOR_SHARDS = 4;
+
+/** The shard of a fact: its row id spreads a namespace evenly over the shards. */
+export function vectorShard(factId: number): number {
+  return factId % VECTOR_SHARDS;
+}
+
+/** The vec0 partition of (tenant, namespace, embedder, shard): JSON keeps it unambiguous. */
+export function vectorPartition(
+  tenant: string,
+  namespace: string,
+  embedder: string,
+  shard: number,
+): string {
+  return JSON.stringify([tenant, namespace, embedder, shard]);
 }
 
 export const MAX_VECTOR_DIMENSION = 4096;
@@ -54,7 +66,7 @@ export function vectorTable(dim: number): string {
       `vector dimension ${dim} is outside 1–${MAX_VECTOR_DIMENSION}`,
     );
   }
-  return `memory_vec_${dim}`;
+  return `memory_vectors_${dim}`;
 }
 
 export function vectorTableExists(ctx: StoreContext, dim: number): boolean {
@@ -102,7 +114,7 @@ function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVector): v
     .sql(`INSERT INTO ${table} (rowid, part, embedding) VALUES (?, ?, ?)`)
     .run(
       BigInt(row.fact_id),
-      vectorPartition(row.tenant, row.namespace, vector.embedder),
+      vectorPartition(row.tenant, row.namespace, vector.embedder, vectorShard(row.fact_id)),
       vectorBytes(vector.values),
     );
   ctx
@@ -290,4 +302,53 @@ export function setMemoryVectors(
     }
     return written;
   });
+}
+
+/**
+ * Moves the vectors of the first layout (memory_vec_<dim>, one partition per tenant,
+ * namespace and embedder, before shards) into the sharded tables, once, at open. A
+ * database without such a table pays one lookup in sqlite_master.
+ */
+export function upgradeUnshardedVectorTables(ctx: StoreContext): number {
+  const tables = (
+    ctx.db.prepare("SELECT name FROM sqlite_master WHERE name GLOB 'memory_vec_[0-9]*'").all() as {
+      name: string;
+    }[]
+  )
+    .map((row) => /^memory_vec_(\d+)$/.exec(row.name))
+    .filter((match): match is RegExpExecArray => match !== null);
+  let moved = 0;
+  for (const match of tables) {
+    const [legacy, digits] = match as unknown as [string, string];
+    const dim = Number(digits);
+    ctx.write(() => {
+      const table = ensureVectorTable(ctx, dim);
+      const insert = ctx.db.prepare(
+        `INSERT INTO ${table} (rowid, part, embedding) VALUES (?, ?, ?)`,
+      );
+      const rows = ctx.db
+        .prepare(
+          `SELECT v.rowid AS fact_id, v.embedding AS embedding, f.tenant AS tenant,
+                  f.namespace AS namespace, f.embedder AS embedder
+           FROM ${legacy} v JOIN memory_facts f ON f.fact_id = v.rowid`,
+        )
+        .all() as {
+        fact_id: number;
+        embedding: Buffer;
+        tenant: string;
+        namespace: string;
+        embedder: string;
+      }[];
+      for (const row of rows) {
+        insert.run(
+          BigInt(row.fact_id),
+          vectorPartition(row.tenant, row.namespace, row.embedder, vectorShard(row.fact_id)),
+          row.embedding,
+        );
+      }
+      moved += rows.length;
+      ctx.db.exec(`DROP TRIGGER IF EXISTS ${legacy}_cleanup; DROP TABLE ${legacy};`);
+    });
+  }
+  return moved;
 }

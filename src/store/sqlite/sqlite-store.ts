@@ -130,6 +130,7 @@ export class SqliteStore implements Store {
     // Writes already queued for the next group commit are committed, not dropped.
     this.ctx.flush();
     this.ctx.listeners.clear();
+    await this.ctx.readPool?.close();
     this.ctx.db.close();
     this.lock?.release();
   }
