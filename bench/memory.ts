@@ -3,7 +3,9 @@
 // package, then loading the cache), the embedding time per fact, the insert rate
 // (embed + one transaction per fact, synchronous=NORMAL), and search latency p50/p99
 // for lexical, semantic and fused search at 10k and 100k facts in one namespace;
-// then the retrieval-quality set (memory-quality.ts). Targets (issue 6): fused p50
+// then the retrieval-quality set (memory-quality.ts). Baseline in the same run: the
+// same 100k searches on a second connection without the read pool (the vector scan on
+// the main thread, as before the pool existed). Targets (issue 6): fused p50
 // ≤ 10 ms at 100k, embedding ≤ 0.2 ms per fact, cached cold start ≤ 500 ms.
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +15,7 @@ import type { SifModel } from '../src/memory/embedders/glove-sif.ts';
 import { createGloveSifEmbedder, loadSifModel } from '../src/memory/embedders/glove-sif.ts';
 import type { MemoryService, SearchMode } from '../src/memory/service.ts';
 import { createMemoryService } from '../src/memory/service.ts';
-import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import { defaultMemorySearchThreads, openSqliteStore } from '../src/store/sqlite/index.ts';
 import { runMemoryQualityBench } from './memory-quality.ts';
 import { formatTable, nowMs, percentile, writeResult } from './support.ts';
 
@@ -81,7 +83,8 @@ export async function runMemoryBench(): Promise<void> {
     for (const fact of sample) model.embed(fact);
     const embedMs = (nowMs() - started) / sample.length;
 
-    const store = await openSqliteStore({ path: join(work, 'keel.db'), durability: 'process' });
+    const dbPath = join(work, 'keel.db');
+    const store = await openSqliteStore({ path: dbPath, durability: 'process' });
     const rows: (string | number)[][] = [];
     const results: Record<string, unknown>[] = [];
     try {
@@ -114,6 +117,29 @@ export async function runMemoryBench(): Promise<void> {
         ]);
         results.push({ facts: size, insert_per_s: insertRate, search_ms: timings });
       }
+      const baseline = await openSqliteStore({
+        path: dbPath,
+        durability: 'process',
+        readThreads: 0,
+        exclusiveLock: false,
+      });
+      try {
+        const inline = createMemoryService({
+          store: baseline,
+          embedder: createGloveSifEmbedder({ cacheDir: firstCache }),
+        });
+        const timings: Record<string, { p50: number; p99: number }> = {};
+        for (const mode of ['semantic', 'fused'] as const) {
+          await timeSearches(inline, queries.slice(0, 20), mode);
+          timings[mode] = await timeSearches(inline, queries, mode);
+        }
+        const cell = (mode: string) =>
+          `${(timings[mode]?.p50 ?? 0).toFixed(2)} / ${(timings[mode]?.p99 ?? 0).toFixed(2)}`;
+        rows.push([`${inserted} (no read pool)`, '—', '—', cell('semantic'), cell('fused')]);
+        results.push({ facts: inserted, read_pool: false, search_ms: timings });
+      } finally {
+        await baseline.close();
+      }
     } finally {
       await store.close();
     }
@@ -130,7 +156,7 @@ export async function runMemoryBench(): Promise<void> {
       ),
     );
     console.log(
-      `\nmemory search, one namespace, limit ${LIMIT}, ${QUERIES} queries (p50 / p99 ms)`,
+      `\nmemory search, one namespace, limit ${LIMIT}, ${QUERIES} queries (p50 / p99 ms), read pool of ${defaultMemorySearchThreads()} threads`,
     );
     console.log(formatTable(['facts', 'insert/s', 'lexical', 'semantic', 'fused'], rows));
     const quality = await runMemoryQualityBench(firstCache);
