@@ -1,8 +1,9 @@
 // The embedders: glove-sif on a small generated vocabulary (cache build, reuse, the
 // streaming parser's edge cases) and once on the real package (its cache is built once
 // into a shared temp dir and reused by later runs), hash, openai against the fixture
-// model server and a failing loopback server, onnx directory checks (the runtime
-// package is optional and absent here), and `keel memory reindex`.
+// model server and a failing loopback server, onnx directory checks and a missing
+// optional runtime package (the real runtime is in memory-onnx.test.ts), and
+// `keel memory reindex`.
 
 import assert from 'node:assert/strict';
 import { appendFileSync, statSync, writeFileSync } from 'node:fs';
@@ -246,7 +247,7 @@ describe('openai embedder', () => {
   });
 });
 
-describe('onnx embedder (onnxruntime-node is optional and not installed here)', () => {
+describe('onnx embedder: directory checks and missing optional packages', () => {
   it('validates the model directory before loading anything', async () => {
     assert.throws(() => resolveOnnxModelDir(join(dir, 'missing')), /is not a directory/);
     const model = join(dir, 'multilingual-e5-small');
@@ -268,19 +269,69 @@ describe('onnx embedder (onnxruntime-node is optional and not installed here)', 
     );
   });
 
-  it('a missing runtime package is a clear error naming what to install', async () => {
+  it('a missing optional package is a clear error naming what to install', async () => {
     const model = join(dir, 'multilingual-e5-small');
-    const embedder = createOnnxEmbedder(model);
+    const asked: string[] = [];
+    // Simulates `npm install --omit=optional`: the named package fails to import the
+    // way Node reports it, the other one loads for real.
+    const without =
+      (absent: string) =>
+      async (name: string): Promise<unknown> => {
+        asked.push(name);
+        if (name === absent) {
+          throw new Error(`Cannot find package '${name}' imported from ${model}\n    at resolve`);
+        }
+        return import(name);
+      };
+    const embedder = createOnnxEmbedder(model, { importPackage: without('onnxruntime-node') });
+    assert.deepEqual(asked, [], 'nothing is imported until the first embedding');
+    const clear = (name: string) => (error: Error) => {
+      assert.match(
+        error.message,
+        new RegExp(`optional package "${name}" is not installed \\(Cannot find package '${name}'`),
+      );
+      assert.match(error.message, /npm install --include=optional/);
+      assert.match(error.message, /ONNXRUNTIME_NODE_INSTALL=skip/);
+      assert.doesNotMatch(error.message, /at resolve/);
+      return true;
+    };
+    await assert.rejects(embedder.embed(['hello'], 'query'), clear('onnxruntime-node'));
+    assert.deepEqual(asked, ['onnxruntime-node']);
+    const withoutTokenizers = createOnnxEmbedder(model, {
+      importPackage: without('@huggingface/tokenizers'),
+    });
     await assert.rejects(
-      embedder.embed(['hello'], 'query'),
-      /optional package "onnxruntime-node" is not installed.*ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node/,
+      withoutTokenizers.embed(['hello'], 'query'),
+      clear('@huggingface/tokenizers'),
     );
+    // Through the memory service it is EMBEDDER_UNAVAILABLE, with the same advice.
+    const store = await openSqliteStore({
+      path: join(dir, 'no-onnx', 'keel.db'),
+      durability: 'process',
+    });
+    try {
+      await store.createTenant('t1', {});
+      const memory = createMemoryService({ store, embedder });
+      await assert.rejects(
+        memory.put('t1', 'default', 'a', 'hello'),
+        (error: { code?: string; message: string }) => {
+          assert.equal(error.code, 'EMBEDDER_UNAVAILABLE');
+          assert.match(error.message, /npm install --include=optional/);
+          return true;
+        },
+      );
+    } finally {
+      await store.close();
+    }
   });
 
   it('mean pooling follows the attention mask', () => {
     const pooled = meanPool(new Float32Array([1, 0, 3, 0, 100, 100]), [1, 3, 2], [1, 1, 0]);
     assert.ok(Math.abs((pooled[0] as number) - 1) < 1e-6);
     assert.equal(pooled[1], 0);
+    // Row 1 of a padded [2, 2, 2] batch: its own tokens only, its own mask.
+    const batch = new Float32Array([9, 9, 9, 9, 0, 2, 7, 7]);
+    assert.deepEqual(Array.from(meanPool(batch, [2, 2, 2], [1, 0], 1)), [0, 1]);
   });
 });
 

@@ -1,9 +1,9 @@
 // `onnx:<dir>`: a sentence-transformer ONNX model supplied by the operator (e.g.
 // multilingual-e5-small): `model.onnx` (or `onnx/model.onnx`) and `tokenizer.json`,
-// mean pooling over the attention mask, L2. The runtime packages are optional and
-// NOT dependencies of keel — onnxruntime-node's install script downloads extras and
-// would break a plain `npm install` — so they are loaded with a dynamic import() and
-// a missing package is a clear error naming what to install.
+// mean pooling over the attention mask, L2. The runtime packages are optional
+// dependencies — keel must still start after `npm install --omit=optional` — so they
+// are loaded with a dynamic import() and a missing package is a clear error naming
+// what to install.
 //
 // Optional `keel-embedder.json` in the directory: {"query_prefix", "passage_prefix",
 // "max_tokens"}. Without it, e5 models (directory name containing "e5") get the
@@ -15,7 +15,15 @@ import type { EmbedKind, Embedder } from './embedder.ts';
 import { l2normalize } from './embedder.ts';
 
 export const ONNX_INSTALL_HINT =
-  'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node@1.30.0 @huggingface/tokenizers@0.2.0';
+  'onnxruntime-node and @huggingface/tokenizers are optional dependencies of keel that `npm install` installs unless optional dependencies are omitted; restore them with `npm install --include=optional` (outside the keel checkout, whose .npmrc already skips the CUDA download of the onnxruntime-node install script, set ONNXRUNTIME_NODE_INSTALL=skip)';
+
+// Texts per session.run: one run per text wastes the batching a model is built for,
+// but the native run blocks the event loop, so batches stay small enough to keep the
+// process responsive and the padded [batch, tokens, dim] output small.
+const TEXTS_PER_RUN = 16;
+
+// The inputs keel can feed; a model asking for anything else is refused at load time.
+const KNOWN_INPUTS = new Set(['input_ids', 'attention_mask', 'token_type_ids']);
 
 export interface OnnxModelFiles {
   dir: string;
@@ -62,17 +70,19 @@ export function resolveOnnxModelDir(dir: string): OnnxModelFiles {
 
 // The shapes used from the optional packages, declared here so keel compiles without them.
 interface OrtTensor {
-  data: Float32Array | BigInt64Array;
-  dims: readonly number[];
+  readonly type: string;
+  readonly data: unknown;
+  readonly dims: readonly number[];
+}
+interface OrtSession {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Record<string, unknown>): Promise<Record<string, OrtTensor>>;
+  release(): Promise<void>;
 }
 interface OrtModule {
-  InferenceSession: {
-    create(path: string): Promise<{
-      inputNames: readonly string[];
-      run(feeds: Record<string, unknown>): Promise<Record<string, OrtTensor>>;
-    }>;
-  };
-  Tensor: new (type: string, data: BigInt64Array, dims: number[]) => unknown;
+  InferenceSession: { create(path: string): Promise<OrtSession> };
+  Tensor: new (type: 'int64', data: BigInt64Array, dims: readonly number[]) => unknown;
 }
 interface TokenizerModule {
   Tokenizer: new (
@@ -83,91 +93,204 @@ interface TokenizerModule {
   };
 }
 
-async function importOptional<T>(name: string): Promise<T> {
+export interface OnnxEmbedderOptions {
+  /** Loads an optional package by name; tests replace it to simulate a missing one. */
+  importPackage?: (name: string) => Promise<unknown>;
+}
+
+const importByName = (name: string): Promise<unknown> => import(name);
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+}
+
+function readJson(path: string, what: string): unknown {
   try {
-    return (await import(name)) as T;
+    return JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
-    throw new Error(
-      `onnx embedder: the optional package "${name}" is not installed (${(error as Error).message.split('\n')[0]}); install it with: ${ONNX_INSTALL_HINT}`,
-    );
+    throw new Error(`onnx embedder: cannot read ${what} ${path}: ${firstLine(error)}`);
   }
 }
 
-export function createOnnxEmbedder(dir: string): Embedder {
-  const files = resolveOnnxModelDir(dir);
-  let loaded: Promise<
-    (texts: readonly string[], kind: EmbedKind) => Promise<Float32Array[]>
-  > | null = null;
+interface LoadedModel {
+  session: OrtSession;
+  embed(texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]>;
+}
 
-  async function load() {
-    const ort = await importOptional<OrtModule>('onnxruntime-node');
-    const tokenizers = await importOptional<TokenizerModule>('@huggingface/tokenizers');
-    const tokenizerJson: unknown = JSON.parse(readFileSync(files.tokenizer, 'utf8'));
+export function createOnnxEmbedder(dir: string, options: OnnxEmbedderOptions = {}): Embedder {
+  const files = resolveOnnxModelDir(dir);
+  const importPackage = options.importPackage ?? importByName;
+  let loaded: Promise<LoadedModel> | null = null;
+
+  async function importOptional<T>(name: string, member: string): Promise<T> {
+    let module: unknown;
+    try {
+      module = await importPackage(name);
+    } catch (error) {
+      throw new Error(
+        `onnx embedder: the optional package "${name}" is not installed (${firstLine(error)}); ${ONNX_INSTALL_HINT}`,
+      );
+    }
+    if (typeof (module as Record<string, unknown> | null)?.[member] !== 'function') {
+      throw new Error(
+        `onnx embedder: the package "${name}" has no ${member}; ${ONNX_INSTALL_HINT}`,
+      );
+    }
+    return module as T;
+  }
+
+  async function load(): Promise<LoadedModel> {
+    const ort = await importOptional<OrtModule>('onnxruntime-node', 'InferenceSession');
+    const tokenizers = await importOptional<TokenizerModule>(
+      '@huggingface/tokenizers',
+      'Tokenizer',
+    );
     const configPath = join(files.dir, 'tokenizer_config.json');
-    const tokenizerConfig: unknown = existsSync(configPath)
-      ? JSON.parse(readFileSync(configPath, 'utf8'))
-      : {};
-    const tokenizer = new tokenizers.Tokenizer(tokenizerJson, tokenizerConfig);
-    const session = await ort.InferenceSession.create(files.model);
-    return async (texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]> => {
-      const out: Float32Array[] = [];
-      for (const text of texts) {
-        const prefix = kind === 'query' ? files.queryPrefix : files.passagePrefix;
-        const encoded = tokenizer.encode(prefix + text);
-        if (encoded.ids.length > files.maxTokens) {
-          throw new Error(
-            `onnx embedder: ${encoded.ids.length} tokens, the model takes ${files.maxTokens}`,
-          );
-        }
-        const length = encoded.ids.length;
-        const ids = BigInt64Array.from(encoded.ids.map(BigInt));
-        const mask = BigInt64Array.from(encoded.attention_mask.map(BigInt));
-        const feeds: Record<string, unknown> = {
-          input_ids: new ort.Tensor('int64', ids, [1, length]),
-          attention_mask: new ort.Tensor('int64', mask, [1, length]),
-        };
-        if (session.inputNames.includes('token_type_ids')) {
-          feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(length), [1, length]);
-        }
-        const outputs = await session.run(feeds);
-        const hidden = outputs.last_hidden_state ?? Object.values(outputs)[0];
-        if (!hidden || !(hidden.data instanceof Float32Array)) {
-          throw new Error('onnx embedder: the model returned no float hidden state');
-        }
-        out.push(meanPool(hidden.data, hidden.dims, encoded.attention_mask));
+    const tokenizerConfig = existsSync(configPath) ? readJson(configPath, 'tokenizer config') : {};
+    const tokenizerJson = readJson(files.tokenizer, 'tokenizer');
+    let tokenizer: InstanceType<TokenizerModule['Tokenizer']>;
+    try {
+      tokenizer = new tokenizers.Tokenizer(tokenizerJson, tokenizerConfig);
+    } catch (error) {
+      throw new Error(
+        `onnx embedder: cannot use tokenizer ${files.tokenizer}: ${firstLine(error)}`,
+      );
+    }
+    let session: OrtSession;
+    try {
+      session = await ort.InferenceSession.create(files.model);
+    } catch (error) {
+      throw new Error(`onnx embedder: cannot load model ${files.model}: ${firstLine(error)}`);
+    }
+    const unknown = session.inputNames.filter((name) => !KNOWN_INPUTS.has(name));
+    if (unknown.length > 0 || !session.inputNames.includes('input_ids')) {
+      await session.release();
+      throw new Error(
+        `onnx embedder: ${files.model} takes inputs [${session.inputNames.join(', ')}]; keel feeds input_ids, attention_mask and token_type_ids`,
+      );
+    }
+    // Exports name the per-token output last_hidden_state (transformers) or
+    // token_embeddings (sentence-transformers); anything else: the first output.
+    const outputName =
+      ['last_hidden_state', 'token_embeddings'].find((name) =>
+        session.outputNames.includes(name),
+      ) ?? session.outputNames[0];
+
+    function encode(text: string, kind: EmbedKind): { ids: number[]; mask: number[] } {
+      const prefix = kind === 'query' ? files.queryPrefix : files.passagePrefix;
+      const encoded = tokenizer.encode(prefix + text);
+      if (encoded.ids.length > files.maxTokens) {
+        throw new Error(
+          `onnx embedder: a text of ${encoded.ids.length} tokens is over the model's limit of ${files.maxTokens} (max_tokens)`,
+        );
       }
-      return out;
+      return { ids: encoded.ids, mask: encoded.attention_mask };
+    }
+
+    async function runBatch(batch: readonly { ids: number[]; mask: number[] }[]) {
+      const tokens = Math.max(...batch.map((encoded) => encoded.ids.length));
+      // Padding positions get id 0 and mask 0: the mask hides them from the model's
+      // attention and from pooling, so the pad id itself never matters. The model and
+      // pooling read the same mask.
+      const ids = new BigInt64Array(batch.length * tokens);
+      const mask = new Array<number>(batch.length * tokens).fill(0);
+      batch.forEach((encoded, row) => {
+        encoded.ids.forEach((id, position) => {
+          ids[row * tokens + position] = BigInt(id);
+          mask[row * tokens + position] = encoded.mask[position] ?? 1;
+        });
+      });
+      const shape = [batch.length, tokens];
+      const feeds: Record<string, unknown> = { input_ids: new ort.Tensor('int64', ids, shape) };
+      if (session.inputNames.includes('attention_mask')) {
+        feeds.attention_mask = new ort.Tensor('int64', BigInt64Array.from(mask, BigInt), shape);
+      }
+      // One sequence per text: every token is of type 0.
+      if (session.inputNames.includes('token_type_ids')) {
+        feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(ids.length), shape);
+      }
+      let outputs: Record<string, OrtTensor>;
+      try {
+        outputs = await session.run(feeds);
+      } catch (error) {
+        throw new Error(`onnx embedder: ${files.model} failed to run: ${firstLine(error)}`);
+      }
+      const hidden = outputName === undefined ? undefined : outputs[outputName];
+      if (
+        !hidden ||
+        !(hidden.data instanceof Float32Array) ||
+        hidden.dims.length !== 3 ||
+        hidden.dims[0] !== batch.length ||
+        hidden.dims[1] !== tokens
+      ) {
+        throw new Error(
+          `onnx embedder: ${files.model} output "${outputName}" is not float32 [batch, tokens, dim] (got ${hidden?.type} [${hidden?.dims.join(', ')}])`,
+        );
+      }
+      const data = hidden.data;
+      return batch.map((_, row) =>
+        meanPool(data, hidden.dims, mask.slice(row * tokens, (row + 1) * tokens), row),
+      );
+    }
+
+    return {
+      session,
+      async embed(texts, kind) {
+        const encoded = texts.map((text) => encode(text, kind));
+        const vectors: Float32Array[] = [];
+        for (let start = 0; start < encoded.length; start += TEXTS_PER_RUN) {
+          vectors.push(...(await runBatch(encoded.slice(start, start + TEXTS_PER_RUN))));
+        }
+        return vectors;
+      },
     };
+  }
+
+  // A failed load is forgotten, so an operator who fixes the directory (or installs
+  // the packages) does not have to restart keel.
+  function ready(): Promise<LoadedModel> {
+    loaded ??= load().catch((error: unknown) => {
+      loaded = null;
+      throw error;
+    });
+    return loaded;
   }
 
   return {
     id: `onnx:${files.dir}`,
-    embed: async (texts, kind) => {
-      loaded ??= load();
-      return (await loaded)(texts, kind);
-    },
+    embed: async (texts, kind) => (texts.length === 0 ? [] : (await ready()).embed(texts, kind)),
     warm: async () => {
-      loaded ??= load();
-      await loaded;
+      await ready();
+    },
+    close: async () => {
+      const current = loaded;
+      loaded = null;
+      const model = await current?.catch(() => null);
+      await model?.session.release();
     },
   };
 }
 
-/** Mean of the token vectors the attention mask keeps ([1, tokens, dim] layout), L2. */
+/**
+ * Mean of the token vectors the attention mask keeps, L2. `data` is [batch, tokens,
+ * dim]; `mask` is the row's mask, one entry per token.
+ */
 export function meanPool(
   data: Float32Array,
   dims: readonly number[],
   mask: readonly number[],
+  row = 0,
 ): Float32Array {
   const tokens = dims[1] ?? 0;
   const dimension = dims[2] ?? 0;
+  const offset = row * tokens * dimension;
   const out = new Float32Array(dimension);
   let kept = 0;
   for (let t = 0; t < tokens; t++) {
     if (!mask[t]) continue;
     kept++;
-    for (let k = 0; k < dimension; k++)
-      out[k] = (out[k] as number) + (data[t * dimension + k] as number);
+    const start = offset + t * dimension;
+    for (let k = 0; k < dimension; k++) out[k] = (out[k] as number) + (data[start + k] as number);
   }
   if (kept > 0) for (let k = 0; k < dimension; k++) out[k] = (out[k] as number) / kept;
   return l2normalize(out);
