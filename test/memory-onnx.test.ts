@@ -21,8 +21,10 @@ import type { Store } from '../src/store/store.ts';
 import type { Axis } from './helpers/onnx-model.ts';
 import { TINY_DIMENSION, axisIndex, writeTinyModelDirectory } from './helpers/onnx-model.ts';
 
-// After `npm install --omit=optional` the runtime is absent by choice: these tests are
-// then reported as skipped (memory-embedders.test.ts covers the error keel gives).
+// After `npm install --omit=optional` the runtime is absent by choice: with
+// KEEL_TEST_SKIP_ONNX=1 these tests are then reported as skipped (memory-embedders.test.ts
+// covers the error keel gives). Without it they run and fail, so an install that lost the
+// optional packages (e.g. a broken .npmrc) cannot pass unnoticed.
 function missingRuntime(): string | false {
   for (const name of ['onnxruntime-node', '@huggingface/tokenizers']) {
     try {
@@ -33,7 +35,7 @@ function missingRuntime(): string | false {
   }
   return false;
 }
-const skip = missingRuntime();
+const skip = process.env.KEEL_TEST_SKIP_ONNX === '1' ? missingRuntime() : false;
 
 let dir: string;
 let plainDir: string;
@@ -184,26 +186,38 @@ describe('onnx embedder on a tiny real model', { skip }, () => {
     assert.ok(along(await embedOne(overridden, 'dog', 'passage'), 'passage') > 0.2);
   });
 
-  it('refuses a text over max_tokens (prefix and special tokens included) with a clear error', async () => {
+  it('cuts a text over max_tokens to its first tokens and keeps the closing [SEP]', async () => {
     const limited = onnx(
       await writeTinyModelDirectory(join(dir, 'limited'), {
         settings: { max_tokens: 8, passage_prefix: 'passage: ' },
       }),
     );
-    // [CLS] passage : dog [SEP] = 5 tokens
-    assert.equal((await limited.embed(['dog'], 'passage')).length, 1);
-    // [CLS] passage : my dog is a puppy [SEP] = 9 tokens
-    await assert.rejects(
-      limited.embed(['dog', 'my dog is a puppy'], 'passage'),
-      /onnx embedder: a text of 9 tokens is over the model's limit of 8 \(max_tokens\)/,
+    const roomy = onnx(
+      await writeTinyModelDirectory(join(dir, 'roomy'), {
+        settings: { passage_prefix: 'passage: ' },
+      }),
     );
-    // The query has no prefix, so the same text fits: [CLS] my dog is a puppy [SEP].
-    assert.equal((await limited.embed(['my dog is a puppy'], 'query')).length, 1);
-    // Without keel-embedder.json the limit is 512.
-    await assert.rejects(
-      onnx(plainDir).embed(['dog '.repeat(511)], 'passage'),
-      /a text of 513 tokens is over the model's limit of 512/,
+    // [CLS] passage : dog [SEP] = 5 tokens: untouched.
+    assertClose(await embedOne(limited, 'dog', 'passage'), await embedOne(roomy, 'dog', 'passage'));
+    // [CLS] passage : my dog is a pizza [SEP] = 9 tokens → [CLS] passage : my dog is a [SEP]
+    const cut = await embedOne(limited, 'my dog is a pizza', 'passage');
+    assertClose(cut, await embedOne(roomy, 'my dog is a', 'passage'));
+    assert.ok(along(await embedOne(roomy, 'my dog is a pizza', 'passage'), 'food') > 0.1);
+    assert.ok(Math.abs(along(cut, 'food')) < 1e-6, 'the cut token is gone');
+    // The query has no prefix, so the same text fits: [CLS] my dog is a pizza [SEP].
+    assertClose(
+      await embedOne(limited, 'my dog is a pizza', 'query'),
+      await embedOne(roomy, 'my dog is a pizza', 'query'),
     );
+    // Without keel-embedder.json the limit is 512: [CLS] + 510 words + [SEP].
+    const plain = onnx(plainDir);
+    assertClose(
+      await embedOne(plain, `${'dog '.repeat(510)}${'pizza '.repeat(90)}`, 'passage'),
+      await embedOne(plain, 'dog '.repeat(510), 'passage'),
+    );
+    // A limit that leaves no room for a text is refused when the directory is read.
+    await writeTinyModelDirectory(join(dir, 'no-room'), { settings: { max_tokens: 1 } });
+    assert.throws(() => onnx(join(dir, 'no-room')), /max_tokens must be an integer ≥ 2/);
   });
 
   it('feeds token_type_ids and finds onnx/model.onnx (the Hugging Face layout)', async () => {

@@ -64,7 +64,7 @@ export function resolveOnnxModelDir(dir: string): OnnxModelFiles {
     tokenizer,
     queryPrefix: text(settings.query_prefix, isE5 ? 'query: ' : ''),
     passagePrefix: text(settings.passage_prefix, isE5 ? 'passage: ' : ''),
-    maxTokens: typeof settings.max_tokens === 'number' ? settings.max_tokens : 512,
+    maxTokens: tokenLimit(settings.max_tokens, settingsPath),
   };
 }
 
@@ -176,15 +176,23 @@ export function createOnnxEmbedder(dir: string, options: OnnxEmbedderOptions = {
         session.outputNames.includes(name),
       ) ?? session.outputNames[0];
 
+    // The special tokens the tokenizer closes every text with ([SEP], </s>): a text
+    // longer than the model takes is cut before them, so it still ends the way the
+    // model was trained (what `truncation=True` does in transformers). Facts up to
+    // 4096 bytes are valid whatever the model's limit; the first max_tokens count.
+    const closing = closingSpecialTokens(tokenizer);
+
     function encode(text: string, kind: EmbedKind): { ids: number[]; mask: number[] } {
       const prefix = kind === 'query' ? files.queryPrefix : files.passagePrefix;
       const encoded = tokenizer.encode(prefix + text);
-      if (encoded.ids.length > files.maxTokens) {
-        throw new Error(
-          `onnx embedder: a text of ${encoded.ids.length} tokens is over the model's limit of ${files.maxTokens} (max_tokens)`,
-        );
-      }
-      return { ids: encoded.ids, mask: encoded.attention_mask };
+      const limit = files.maxTokens;
+      if (encoded.ids.length <= limit) return { ids: encoded.ids, mask: encoded.attention_mask };
+      const tail = closing < limit ? closing : 0;
+      const ids = [
+        ...encoded.ids.slice(0, limit - tail),
+        ...encoded.ids.slice(encoded.ids.length - tail),
+      ];
+      return { ids, mask: ids.map(() => 1) };
     }
 
     async function runBatch(batch: readonly { ids: number[]; mask: number[] }[]) {
@@ -294,4 +302,21 @@ export function meanPool(
   }
   if (kept > 0) for (let k = 0; k < dimension; k++) out[k] = (out[k] as number) / kept;
   return l2normalize(out);
+}
+
+function tokenLimit(value: unknown, settingsPath: string): number {
+  if (value === undefined) return 512;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 2) {
+    throw new Error(`onnx embedder: ${settingsPath}: max_tokens must be an integer ≥ 2`);
+  }
+  return value;
+}
+
+/** How many special tokens the tokenizer appends after a text (1 for [SEP], 0 for none). */
+function closingSpecialTokens(tokenizer: { encode(text: string): { ids: number[] } }): number {
+  const empty = tokenizer.encode('').ids;
+  const word = tokenizer.encode('a').ids;
+  let head = 0;
+  while (head < empty.length && empty[head] === word[head]) head++;
+  return empty.length - head;
 }
