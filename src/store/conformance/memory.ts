@@ -127,6 +127,23 @@ export function memorySuite(factory: StoreFactory): void {
       );
     });
 
+    it('phrase candidates: substrings of unspaced scripts, LIKE wildcards taken literally', async () => {
+      const { store } = await harness.fresh();
+      await put(store, 'ns', 'tokyo', '東京タワーに行った', unit([1, 0, 0]));
+      await put(store, 'ns', 'kyoto', '京都の寺', unit([0, 1, 0]));
+      await put(store, 'ns', 'done', '進捗100%完了', unit([0, 0, 1]));
+      const ids = async (phrases: string[]): Promise<string[]> =>
+        (await store.searchMemoryLexical(TENANT, 'ns', { words: [], phrases }, 10))
+          .map((hit) => hit.id)
+          .sort();
+      assert.deepEqual(await ids(['タワーに']), ['tokyo']);
+      assert.deepEqual(await ids(['京']), ['kyoto', 'tokyo']);
+      assert.deepEqual(await ids(['%']), ['done']);
+      assert.deepEqual(await ids(['%完']), ['done']);
+      assert.deepEqual(await ids(['_']), []);
+      assert.deepEqual(await ids(['京%寺']), []);
+    });
+
     it('semantic candidates: nearest first, only vectors of the asked embedder', async () => {
       const { store } = await harness.fresh();
       await put(store, 'ns', 'near', 'n', unit([1, 0.1, 0]));

@@ -79,10 +79,31 @@ function clientConfig(url: string, schema: string): pg.ClientConfig {
   };
 }
 
+async function withAdvisoryLock<T>(
+  client: pg.ClientBase,
+  key: string,
+  body: () => Promise<T>,
+): Promise<T> {
+  await client.query('SELECT pg_advisory_lock(hashtext($1))', [key]);
+  try {
+    return await body();
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+  }
+}
+
 async function detectFeatures(client: pg.ClientBase): Promise<PostgresFeatures> {
   // pg_trgm ships with PostgreSQL's contrib; creating it needs the privilege, so a
   // failure only means phrase search scans the namespace instead of using the index.
-  await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm').catch(() => undefined);
+  // In public, not keel's schema (first on the search path): an extension created in
+  // one keel schema would vanish with it, and other schemas would not see its opclass.
+  // IF NOT EXISTS does not make two concurrent creators safe: a database-wide lock does.
+  await withAdvisoryLock(client, 'keel-extensions', () =>
+    client
+      .query('CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public')
+      .catch(() => client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm'))
+      .catch(() => undefined),
+  );
   const setting = async (name: string): Promise<string> =>
     String((await client.query(`SELECT current_setting('${name}') AS v`)).rows[0]?.v);
   const extensions = new Set(
@@ -133,8 +154,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       features = await detectFeatures(client);
       assertSettings(features, `${safe} schema ${schema}`);
       if (features.pg_trgm) {
-        await client.query(
-          'CREATE INDEX IF NOT EXISTS memory_facts_trigrams ON memory_facts USING gin (text gin_trgm_ops)',
+        // Qualified: the extension may live in a schema that is not on the search path.
+        const home = await client.query<{ schema: string }>(
+          "SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'pg_trgm'",
+        );
+        // Under the schema's migration lock: two processes opening one schema at once
+        // would otherwise race on the index name.
+        await withAdvisoryLock(client, `keel-migrate:${schema}`, () =>
+          client.query(
+            `CREATE INDEX IF NOT EXISTS memory_facts_trigrams ON memory_facts USING gin (text ${home.rows[0]?.schema ?? 'public'}.gin_trgm_ops)`,
+          ),
         );
       }
     } finally {

@@ -2,8 +2,9 @@
 //
 // Lexical: words through the generated tsvector ('simple' config, each term parsed by
 // plainto_tsquery so no query syntax gets through, OR-joined, ranked by ts_rank_cd);
-// phrases of unspaced scripts (CJK …) as substrings via strpos, served by a pg_trgm
-// GIN index when the extension exists (3+ characters), else a scan of the namespace.
+// phrases of unspaced scripts (CJK …) as substrings via LIKE '%…%' (escaped), served by
+// a pg_trgm GIN index when the extension exists (3+ characters), else a scan of the
+// namespace.
 // A fact's scores are summed across the two, like SQLite's bm25 sum.
 // Semantic: exact cosine distance over the real[] vectors of one embedder — computed
 // by pgvector's <=> when the extension is installed, in plain SQL otherwise.
@@ -38,9 +39,10 @@ export async function searchLexical(
     scores.push(`ts_rank_cd(words, ${query})`);
   }
   for (const phrase of phrases) {
-    params.push(phrase);
-    matches.push(`strpos(text, $${params.length}) > 0`);
-    scores.push(`(CASE WHEN strpos(text, $${params.length}) > 0 THEN 0.5 ELSE 0 END)`);
+    params.push(`%${phrase.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    const contains = `text LIKE $${params.length} ESCAPE '\\'`;
+    matches.push(contains);
+    scores.push(`(CASE WHEN ${contains} THEN 0.5 ELSE 0 END)`);
   }
   return sql.rows<MemoryHit>(
     `SELECT id, text FROM memory_facts
