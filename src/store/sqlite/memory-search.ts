@@ -5,9 +5,10 @@
 // shorter such phrases; a fact's bm25 values are summed across the indexes. Every term
 // is quoted and the terms are OR-joined, so FTS5 syntax in a query is plain text.
 // Semantic: exact cosine KNN in the vec0 partitions of (tenant, namespace, embedder):
-// one KNN per shard, run in parallel on the read pool's threads (or one after another on
-// the main connection without a pool), merged by distance. Every shard returns its own
-// top k, so the merged top k is the exact top k of the namespace.
+// the 4 shards are split into one chain per read-pool thread (one chain on the main
+// connection without a pool); a chain scans its shards in turn, each bounded by the
+// k-th distance found before it, and returns its top k; the chains' top k are merged
+// by distance. No fact of the namespace's top k is ever cut, so the result is exact.
 
 import type { MemoryHit, MemoryLexicalTerms, MemoryVector } from '../store.ts';
 import type { StoreContext } from './context.ts';
@@ -80,6 +81,39 @@ interface SemanticRow {
   distance: number;
 }
 
+function byDistance(a: SemanticRow, b: SemanticRow): number {
+  return a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * One statement that scans `shards` partitions one after another and returns their
+ * top k. From the second on, the k-th distance found so far bounds the scan: the top
+ * k's k-th distance can only be smaller, so every fact of the true top k still passes
+ * (ties included, `<=`), and sqlite-vec's top-k selection, whose cost grows with
+ * k × rows, sees only the few rows under the bound. Parameters per shard: query, k,
+ * partition (and k − 1 from the second on); then k.
+ */
+function chainedKnnSql(table: string, shards: number): string {
+  const scans: string[] = [];
+  for (let index = 0; index < shards; index++) {
+    const earlier = scans
+      .map((_, before) => `SELECT distance FROM shard${before}`)
+      .join(' UNION ALL ');
+    const bound =
+      index === 0
+        ? ''
+        : ` AND distance <= coalesce((SELECT distance FROM (${earlier}) ORDER BY distance LIMIT 1 OFFSET ?), 1e308)`;
+    scans.push(
+      `shard${index} AS MATERIALIZED (SELECT rowid, distance FROM ${table} WHERE embedding MATCH ? AND k = ? AND part = ?${bound})`,
+    );
+  }
+  const union = scans.map((_, index) => `SELECT rowid, distance FROM shard${index}`);
+  return `WITH ${scans.join(', ')}
+    SELECT f.id AS id, f.text AS text, candidate.distance AS distance
+    FROM (${union.join(' UNION ALL ')}) candidate JOIN memory_facts f ON f.fact_id = candidate.rowid
+    ORDER BY candidate.distance, f.id LIMIT ?`;
+}
+
 export async function searchSemantic(
   ctx: StoreContext,
   tenant: string,
@@ -89,25 +123,31 @@ export async function searchSemantic(
 ): Promise<MemoryHit[]> {
   const dim = vector.values.length;
   if (pool < 1 || !vectorTableExists(ctx, dim)) return [];
-  const sql = `WITH knn AS (
-       SELECT rowid, distance FROM ${vectorTable(dim)}
-       WHERE embedding MATCH ? AND k = ? AND part = ?)
-     SELECT f.id AS id, f.text AS text, knn.distance AS distance
-     FROM knn JOIN memory_facts f ON f.fact_id = knn.rowid`;
   const query = Buffer.from(
     vector.values.buffer,
     vector.values.byteOffset,
     vector.values.byteLength,
   );
-  const statements: ReadStatement[] = Array.from({ length: VECTOR_SHARDS }, (_, shard) => ({
-    sql,
-    params: [query, pool, vectorPartition(tenant, namespace, vector.embedder, shard)],
-  }));
-  const perShard = ctx.readPool
+  // One chain of shards per thread (thread t takes shards t, t + threads, …); the
+  // chains run at the same time and their top k are merged here.
+  const threads = Math.min(ctx.readPool?.size ?? 1, VECTOR_SHARDS);
+  const statements: ReadStatement[] = [];
+  for (let thread = 0; thread < threads; thread++) {
+    const shards: number[] = [];
+    for (let shard = thread; shard < VECTOR_SHARDS; shard += threads) shards.push(shard);
+    const params: unknown[] = [];
+    shards.forEach((shard, index) => {
+      params.push(query, pool, vectorPartition(tenant, namespace, vector.embedder, shard));
+      if (index > 0) params.push(pool - 1);
+    });
+    params.push(pool);
+    statements.push({ sql: chainedKnnSql(vectorTable(dim), shards.length), params });
+  }
+  const found = ctx.readPool
     ? await ctx.readPool.all(statements)
     : statements.map((statement) => ctx.sql(statement.sql).all(...statement.params));
-  return (perShard.flat() as SemanticRow[])
-    .sort((a, b) => a.distance - b.distance || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+  return (found.flat() as SemanticRow[])
+    .sort(byDistance)
     .slice(0, pool)
     .map((row) => ({ id: row.id, text: row.text }));
 }

@@ -99,7 +99,8 @@ export class SqliteReadPool {
 
   constructor(
     private readonly path: string,
-    private readonly size: number,
+    /** Threads, i.e. how many statements of a batch run at the same time. */
+    readonly size: number,
     private readonly pragmas: readonly string[],
   ) {}
 
