@@ -20,6 +20,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
 import type { Axis } from './helpers/onnx-model.ts';
 import { TINY_DIMENSION, axisIndex, writeTinyModelDirectory } from './helpers/onnx-model.ts';
+import { rejectsCode } from './helpers/assertions.ts';
 
 // After `npm install --omit=optional` the runtime is absent by choice: with
 // KEEL_TEST_SKIP_ONNX=1 these tests are then reported as skipped (memory-embedders.test.ts
@@ -84,16 +85,6 @@ async function openStore(name: string): Promise<Store> {
   stores.push(store);
   await store.createTenant('t1', {});
   return store;
-}
-
-async function rejectsCode(promise: Promise<unknown>, code: string): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.equal((error as { code?: string }).code, code, (error as Error).message);
-    return error as Error;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 // Each question shares no word with its fact (nor with any other fact), so only the

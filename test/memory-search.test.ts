@@ -15,6 +15,7 @@ import { createMemoryService, factIdForText } from '../src/memory/service.ts';
 import { lexicalTerms } from '../src/memory/text.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
+import { rejectsCode } from './helpers/assertions.ts';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -32,16 +33,6 @@ async function fresh(): Promise<{ store: Store; memory: MemoryService; path: str
   await store.createTenant('t1', {});
   await store.createTenant('t2', {});
   return { store, memory: createMemoryService({ store, embedder: createHashEmbedder() }), path };
-}
-
-async function rejectsCode(promise: Promise<unknown>, code: string): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.equal((error as { code?: string }).code, code, (error as Error).message);
-    return error as Error;
-  }
-  throw new Error(`expected ${code}`);
 }
 
 describe('memory: RRF fusion', () => {
