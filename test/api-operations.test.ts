@@ -85,6 +85,28 @@ describe('operations', () => {
     assert.ok(!logLines.some((line) => line.includes(server.adminToken ?? '?')));
   });
 
+  it('a known path asked with another method: 405 with Allow, nothing changed', async () => {
+    const before = (await server.request('GET', '/v1/tenants')).body;
+    const wrong = await server.request('DELETE', '/v1/tenants');
+    assert.equal(wrong.status, 405);
+    assert.equal(wrong.body.error.code, 'METHOD_NOT_ALLOWED');
+    assert.equal(wrong.headers.get('allow'), 'GET, HEAD, POST');
+    assert.match(wrong.body.error.message, /DELETE is not allowed on this path; allowed: GET/);
+    assert.deepEqual((await server.request('GET', '/v1/tenants')).body, before);
+    // Parameters and the artifact wildcard match too; the query string does not count.
+    const run = await server.request('PUT', '/v1/tenants/demo/runs/some-id?x=1', { body: {} });
+    assert.equal(run.status, 405);
+    assert.equal(run.headers.get('allow'), 'GET, HEAD');
+    const artifact = await server.request('POST', '/v1/tenants/demo/artifacts/a/b.txt');
+    assert.equal(artifact.status, 405);
+    assert.match(artifact.headers.get('allow') ?? '', /DELETE, GET, HEAD, PUT/);
+    // A path no route has stays 404.
+    const nowhere = await server.request('DELETE', '/v1/tenants/demo/nowhere');
+    assert.equal(nowhere.status, 404);
+    assert.equal(nowhere.body.error.code, 'ROUTE_NOT_FOUND');
+    assert.equal(nowhere.headers.get('allow'), null);
+  });
+
   it('x-request-id on every response; unsafe incoming ids are replaced', async () => {
     const responses = [
       await server.request('GET', '/healthz'),

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode } from '../errors.ts';
 import { ERROR_CATALOGUE, KeelError, isKeelError } from '../errors.ts';
+import { RouteMethods } from './route-methods.ts';
 
 export interface ErrorBody {
   error: { code: string; message: string; request_id: string };
@@ -96,18 +97,32 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: K
   void reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
+/** Call before any route is added: the 405 answer needs every route's methods. */
 export function installErrorHandling(app: FastifyInstance): void {
+  const routeMethods = new RouteMethods();
+  app.addHook('onRoute', (route) => routeMethods.record(route.method, route.url));
   app.setErrorHandler((error, request, reply) => {
     sendError(reply, request, toPublicError(error, request));
   });
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routeMethods.allowed(path);
+    if (allowed.length > 0) {
+      void reply.header('allow', allowed.join(', '));
+      sendError(
+        reply,
+        request,
+        new KeelError(
+          'METHOD_NOT_ALLOWED',
+          `${request.method} is not allowed on this path; allowed: ${allowed.join(', ')}`,
+        ),
+      );
+      return;
+    }
     sendError(
       reply,
       request,
-      new KeelError(
-        'ROUTE_NOT_FOUND',
-        `no route ${request.method} ${(request.url.split('?')[0] ?? '').slice(0, 200)}`,
-      ),
+      new KeelError('ROUTE_NOT_FOUND', `no route ${request.method} ${path.slice(0, 200)}`),
     );
   });
 }
