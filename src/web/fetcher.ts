@@ -5,8 +5,11 @@
 //   * the connection is pinned to the checked address: the hop's undici Agent gets a
 //     `connect.lookup` that answers with that address and never asks DNS again, so an
 //     answer that changes between check and connect (rebinding) is never used;
-//   * 20 s per hop, 1 MiB of body at most (identity encoding, so the cap is on what is
-//     decoded), text-like content types only; HTML reduced to title + text.
+//   * 20 s per hop (connect, headers and the whole body) and 25 s for the whole fetch,
+//     DNS and redirects included; the caller's signal (run cancel, tool timeout) ends it
+//     at once; every hop's connection is destroyed when the hop is done;
+//   * 1 MiB of body at most, counted after any content decoding (body.ts); text-like
+//     content types only, decoded per charset.ts; HTML reduced to title + text.
 
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
@@ -15,6 +18,8 @@ import type { Dispatcher } from 'undici';
 import type { FetchedPage } from '../tools/builtin/web-port.ts';
 import type { ParsedAddress } from './address.ts';
 import { classifyAddress, formatAddress, parseIpLiteral } from './address.ts';
+import { bodyDecoding, readCapped } from './body.ts';
+import { decodeText, sniffEncoding } from './charset.ts';
 import { WebError } from './errors.ts';
 import { htmlToText } from './html.ts';
 
@@ -30,6 +35,8 @@ export interface FetcherOptions {
   allowHosts?: readonly string[];
   maxRedirects?: number;
   hopTimeoutMs?: number;
+  /** The whole fetch: DNS, every hop, every body. */
+  totalTimeoutMs?: number;
   maxBytes?: number;
   /**
    * Builds the connection for one hop, pinned to `address`. Tests wrap it to watch every
@@ -39,7 +46,14 @@ export interface FetcherOptions {
   userAgent?: string;
 }
 
-export const WEB_LIMITS = { maxRedirects: 5, hopTimeoutMs: 20_000, maxBytes: 1_048_576 } as const;
+// The total stays under the default tool_timeout_ms (30 s), so a slow site reaches the
+// model as WEB_TIMEOUT rather than the runtime's generic TOOL_TIMEOUT.
+export const WEB_LIMITS = {
+  maxRedirects: 5,
+  hopTimeoutMs: 20_000,
+  totalTimeoutMs: 25_000,
+  maxBytes: 1_048_576,
+} as const;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TEXT_CONTENT =
@@ -100,18 +114,71 @@ function mediaType(header: string | string[] | undefined): {
   return { type: type.trim().toLowerCase(), charset: charset ?? null };
 }
 
-function decode(bytes: Buffer, charset: string | null): string {
-  try {
-    return new TextDecoder(charset ?? 'utf-8').decode(bytes);
-  } catch {
-    return new TextDecoder('utf-8').decode(bytes);
-  }
-}
-
 /** Drops a body we will not read; the abort it causes is expected, not an error. */
 function discard(body: Dispatcher.ResponseData['body']): void {
   body.on('error', () => undefined);
   body.destroy();
+}
+
+/** `promise`, or the signal's reason as soon as it fires: DNS lookups take no signal. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+const UNDICI_TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+type HopResult = { page: FetchedPage } | { location: string };
+
+interface HopContext {
+  url: URL;
+  /** The caller's signal: run cancel, tool timeout. */
+  signal: AbortSignal;
+  deadline: AbortSignal;
+  hopDeadline: AbortSignal;
+  totalTimeoutMs: number;
+  hopTimeoutMs: number;
+}
+
+/** What a failed hop tells the model; a caller's abort stays the caller's own reason. */
+function asWebError(error: unknown, hop: HopContext): unknown {
+  if (error instanceof WebError) return error;
+  // As fetch() does: the caller learns its own reason, and the runtime sees its abort.
+  if (hop.signal.aborted) return hop.signal.reason;
+  if (hop.deadline.aborted) {
+    return new WebError(
+      'WEB_TIMEOUT',
+      `fetching ${hop.url.host} did not finish within ${hop.totalTimeoutMs} ms (redirects included)`,
+    );
+  }
+  const code = String((error as { code?: unknown }).code ?? '');
+  if (hop.hopDeadline.aborted || UNDICI_TIMEOUT_CODES.has(code)) {
+    return new WebError(
+      'WEB_TIMEOUT',
+      `${hop.url.host} did not answer in full within ${hop.hopTimeoutMs} ms`,
+    );
+  }
+  return new WebError(
+    'WEB_FETCH_FAILED',
+    `fetching ${hop.url.host} failed: ${(error as Error).message}`,
+  );
 }
 
 export type Fetcher = (url: string, signal: AbortSignal) => Promise<FetchedPage>;
@@ -121,12 +188,13 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
   const allowed = new Set((options.allowHosts ?? []).map(canonicalHost));
   const maxRedirects = options.maxRedirects ?? WEB_LIMITS.maxRedirects;
   const hopTimeoutMs = options.hopTimeoutMs ?? WEB_LIMITS.hopTimeoutMs;
+  const totalTimeoutMs = options.totalTimeoutMs ?? WEB_LIMITS.totalTimeoutMs;
   const maxBytes = options.maxBytes ?? WEB_LIMITS.maxBytes;
   const dispatcherFor =
     options.dispatcherFor ?? ((address, _host, timeout) => pinnedAgent(address, timeout));
 
   /** The one address this hop may connect to, after checking every address of the host. */
-  async function checkedAddress(url: URL): Promise<ParsedAddress> {
+  async function checkedAddress(url: URL, signal: AbortSignal): Promise<ParsedAddress> {
     const host = canonicalHost(url.hostname);
     const isAllowed = allowed.has(host);
     let addresses: ParsedAddress[];
@@ -139,8 +207,9 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
       }
       let answers: { address: string }[];
       try {
-        answers = await resolve(host);
+        answers = await untilAborted(resolve(host), signal);
       } catch (error) {
+        if (signal.aborted) throw error;
         throw new WebError('WEB_DNS_FAILED', `cannot resolve ${host}: ${(error as Error).message}`);
       }
       addresses = answers.map((answer) => {
@@ -169,96 +238,88 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
     return addresses[0] as ParsedAddress;
   }
 
-  async function hop(
+  async function readResponse(url: URL, response: Dispatcher.ResponseData): Promise<HopResult> {
+    const location = response.headers.location;
+    if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
+      discard(response.body);
+      return { location };
+    }
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      throw new WebError('WEB_HTTP_STATUS', `${url.host} answered HTTP ${response.statusCode}`);
+    }
+    const { type, charset } = mediaType(response.headers['content-type']);
+    if (!TEXT_CONTENT.test(type)) {
+      throw new WebError('WEB_CONTENT_TYPE', `content type ${type || '(none)'} is not text`);
+    }
+    const decoding = bodyDecoding(response.headers['content-encoding']);
+    const { bytes, truncated } = await readCapped(response.body, decoding, maxBytes);
+    const text = decodeText(bytes, sniffEncoding(bytes, charset, type), !truncated);
+    const page =
+      type === 'text/html' || type === 'application/xhtml+xml'
+        ? htmlToText(text)
+        : { title: null, text };
+    return {
+      page: {
+        url: url.href,
+        status: response.statusCode,
+        content_type: type,
+        title: page.title,
+        text: page.text,
+        truncated,
+      },
+    };
+  }
+
+  /** One request and its body, on a connection of its own that goes away with the hop. */
+  async function exchange(
     url: URL,
+    dispatcher: Dispatcher,
     signal: AbortSignal,
-  ): Promise<Dispatcher.ResponseData & { dispatcher: Dispatcher }> {
-    const address = await checkedAddress(url);
-    const dispatcher = dispatcherFor(address, url.hostname, hopTimeoutMs);
+  ): Promise<HopResult> {
     try {
+      // The signal also covers the body: undici destroys it when the signal fires.
       const response = await request(url, {
         dispatcher,
         method: 'GET',
-        signal: AbortSignal.any([signal, AbortSignal.timeout(hopTimeoutMs)]),
+        signal,
         headers: {
           'user-agent': options.userAgent ?? 'keel-web-fetch/1',
           accept: 'text/html, text/plain, application/json, application/xml;q=0.9, text/*;q=0.8',
           'accept-encoding': 'identity',
         },
       });
-      return { ...response, dispatcher };
-    } catch (error) {
-      await dispatcher.close().catch(() => undefined);
-      if (signal.aborted) throw error;
-      const name = (error as Error).name;
-      if (name === 'TimeoutError' || /timeout/i.test(String((error as { code?: unknown }).code))) {
-        throw new WebError('WEB_TIMEOUT', `no answer from ${url.host} within ${hopTimeoutMs} ms`);
+      try {
+        return await readResponse(url, response);
+      } catch (error) {
+        discard(response.body);
+        throw error;
       }
-      throw new WebError(
-        'WEB_FETCH_FAILED',
-        `fetching ${url.host} failed: ${(error as Error).message}`,
-      );
+    } finally {
+      // destroy, not close: close waits for a server that may never finish.
+      await dispatcher.destroy().catch(() => undefined);
     }
-  }
-
-  async function readCapped(
-    body: Dispatcher.ResponseData['body'],
-  ): Promise<{ bytes: Buffer; truncated: boolean }> {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      const room = maxBytes - total;
-      if (chunk.length > room) {
-        chunks.push(chunk.subarray(0, room));
-        discard(body);
-        return { bytes: Buffer.concat(chunks), truncated: true };
-      }
-      chunks.push(chunk);
-      total += chunk.length;
-    }
-    return { bytes: Buffer.concat(chunks), truncated: false };
   }
 
   return async function fetchPublic(text, signal) {
+    if (signal.aborted) throw signal.reason;
+    const deadline = AbortSignal.timeout(totalTimeoutMs);
     let url = parseUrl(text);
     for (let redirects = 0; ; redirects += 1) {
-      const response = await hop(url, signal);
-      try {
-        const location = response.headers.location;
-        if (REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
-          discard(response.body);
-          if (redirects >= maxRedirects) {
-            throw new WebError('WEB_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
-          }
-          url = parseUrl(location, url);
-          continue;
-        }
-        if (response.statusCode < 200 || response.statusCode > 299) {
-          discard(response.body);
-          throw new WebError('WEB_HTTP_STATUS', `${url.host} answered HTTP ${response.statusCode}`);
-        }
-        const { type, charset } = mediaType(response.headers['content-type']);
-        if (!TEXT_CONTENT.test(type)) {
-          discard(response.body);
-          throw new WebError('WEB_CONTENT_TYPE', `content type ${type || '(none)'} is not text`);
-        }
-        const { bytes, truncated } = await readCapped(response.body);
-        const decoded = decode(bytes, charset);
-        const page =
-          type === 'text/html' || type === 'application/xhtml+xml'
-            ? htmlToText(decoded)
-            : { title: null, text: decoded };
-        return {
-          url: url.href,
-          status: response.statusCode,
-          content_type: type,
-          title: page.title,
-          text: page.text,
-          truncated,
-        };
-      } finally {
-        await response.dispatcher.close().catch(() => undefined);
+      const hopDeadline = AbortSignal.timeout(hopTimeoutMs);
+      const hopSignal = AbortSignal.any([signal, deadline, hopDeadline]);
+      const context = { url, signal, deadline, hopDeadline, totalTimeoutMs, hopTimeoutMs };
+      const fail = (error: unknown): never => {
+        throw asWebError(error, context);
+      };
+      const address = await checkedAddress(url, hopSignal).catch(fail);
+      // Not under `fail`: a factory that refuses (the tests' guard) is no network failure.
+      const dispatcher = dispatcherFor(address, url.hostname, hopTimeoutMs);
+      const result = await exchange(url, dispatcher, hopSignal).catch(fail);
+      if ('page' in result) return result.page;
+      if (redirects >= maxRedirects) {
+        throw new WebError('WEB_TOO_MANY_REDIRECTS', `more than ${maxRedirects} redirects`);
       }
+      url = parseUrl(result.location, url);
     }
   };
 }

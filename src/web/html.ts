@@ -3,6 +3,9 @@
 // entities decoded and whitespace collapsed. Good enough for a model to read a page;
 // it is not a renderer.
 
+import { WINDOWS_1252_HIGH } from './charset.ts';
+import { NAMED_CHARACTERS } from './entities.ts';
+
 const DROPPED_BLOCKS = [
   'script',
   'style',
@@ -18,39 +21,24 @@ const DROPPED_BLOCKS = [
 const BLOCK_TAGS =
   /<\/?(p|div|br|li|ul|ol|h[1-6]|tr|table|section|article|header|footer|main|aside|blockquote|pre|hr|dd|dt|dl)\b[^>]*>/gi;
 
-const NAMED_ENTITIES: Record<string, string> = {
-  amp: '&',
-  lt: '<',
-  gt: '>',
-  quot: '"',
-  apos: "'",
-  nbsp: ' ',
-  mdash: '—',
-  ndash: '–',
-  hellip: '…',
-  copy: '©',
-  reg: '®',
-  laquo: '«',
-  raquo: '»',
-  rsquo: '’',
-  lsquo: '‘',
-  rdquo: '”',
-  ldquo: '“',
-};
+/** What a numeric reference means in HTML: the C1 range is read as windows-1252. */
+function numericReference(code: number): string {
+  if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\ufffd';
+  if (code >= 0x80 && code <= 0x9f) return WINDOWS_1252_HIGH[code - 0x80] ?? '\ufffd';
+  return String.fromCodePoint(code);
+}
 
 export function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, entity: string) => {
-    if (entity.startsWith('#')) {
-      const code =
-        entity[1] === 'x' || entity[1] === 'X'
-          ? parseInt(entity.slice(2), 16)
-          : Number(entity.slice(1));
-      return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
-        ? String.fromCodePoint(code)
-        : whole;
-    }
-    return NAMED_ENTITIES[entity.toLowerCase()] ?? whole;
-  });
+  return text.replace(
+    /&(#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/g,
+    (whole, entity: string) => {
+      if (entity.startsWith('#')) {
+        const hex = entity[1] === 'x' || entity[1] === 'X';
+        return numericReference(hex ? parseInt(entity.slice(2), 16) : Number(entity.slice(1)));
+      }
+      return NAMED_CHARACTERS.get(entity) ?? whole;
+    },
+  );
 }
 
 function collapse(text: string): string {
