@@ -1,7 +1,8 @@
-// Crash-test plumbing shared by the crash sweep and the seeded-bug tests: `keel serve` as
-// a child process (killed at a fault point, restarted on the same data dir), the effect
-// sink process, and the invariant checker that reads the stopped data dir and the sink
-// log (spec/reliability.md I1, I3–I6, I9, I11).
+// Crash-test plumbing shared by the crash sweep, the random crash loop and the seeded-bug
+// tests: `keel serve` as a child process (killed at a fault point or at random, restarted
+// on the same data dir), the effect sink process, and the sweep's scenario, checked by
+// crash-checks.ts against the stopped data dir and the sink log (spec/reliability.md I1,
+// I3–I6, I9, I11).
 
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
@@ -10,7 +11,18 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
-import type { TraceEvent } from '../../src/types.ts';
+import type { Findings, SinkEffect } from './crash-checks.ts';
+import {
+  checkLaneOrder,
+  checkRequestIds,
+  checkRun,
+  checkScopeEffects,
+  checkThread,
+  emptyFindings,
+  runsOfScope,
+} from './crash-checks.ts';
+
+export type { Findings, SinkEffect } from './crash-checks.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 export const TENANT = 'crash';
@@ -94,18 +106,6 @@ export interface EffectSink {
   stop(): Promise<void>;
 }
 
-export interface SinkEffect {
-  seq: number;
-  t_start: number;
-  t_end: number;
-  tool: string;
-  idempotency_key: string;
-  run_id: string;
-  call_id: string;
-  scope: string;
-  pid: number;
-}
-
 export async function startEffectSink(): Promise<EffectSink> {
   const log = join(tempDir('keel-sink-'), 'effects.jsonl');
   const child = spawnTracked(['test/helpers/effect-sink.ts', log], {});
@@ -126,6 +126,7 @@ export async function startEffectSink(): Promise<EffectSink> {
 
 export interface Served {
   url: string;
+  pid: number;
   exited: Promise<Exit>;
   kill(): Promise<void>;
   terminate(): Promise<void>;
@@ -141,6 +142,7 @@ export async function serve(dataDir: string, env: Record<string, string>): Promi
   const url = await readyLine(child, /^keel listening on (http:\/\/\S+) /m, 'keel serve');
   return {
     url,
+    pid: child.pid ?? 0,
     exited,
     async kill() {
       child.kill('SIGKILL');
@@ -190,68 +192,6 @@ export async function waitTerminal(url: string, runId: string): Promise<string> 
   return result.body.run.status as string;
 }
 
-/** The figures of one crashed-and-resumed scenario; every one must be 0 except noted. */
-export interface Findings {
-  lost: number;
-  /** Sink executions of a call after its result was recorded (I4). */
-  recorded_reexec: number;
-  /** Executions of an effectful call beyond its first. */
-  dup_effects: number;
-  /** Re-executions of unrecorded calls (allowed; all with the same key). */
-  rerun_same_key: number;
-  /** Re-executions with a key other than <run_id>:<call_id> (I4). */
-  key_mismatch: number;
-  /** OUTCOME_UNKNOWN results the model got (allowed). */
-  uncertain: number;
-  /** I6 / I9 violations. */
-  partial: number;
-  /** I5: recorded responses requested again / steps going back. */
-  step_regressions: number;
-  /** I3: overlapping executions within one scope. */
-  overlaps: number;
-  /** I1: runs per request id other than one, or a run not succeeded. */
-  run_count_errors: number;
-  /** I11: entries written by an attempt older than an earlier entry's. */
-  fence_violations: number;
-  problems: string[];
-}
-
-function emptyFindings(): Findings {
-  return {
-    lost: 0,
-    recorded_reexec: 0,
-    dup_effects: 0,
-    rerun_same_key: 0,
-    key_mismatch: 0,
-    uncertain: 0,
-    partial: 0,
-    step_regressions: 0,
-    overlaps: 0,
-    run_count_errors: 0,
-    fence_violations: 0,
-    problems: [],
-  };
-}
-
-/** Attempt of each trace event: the attempt of the latest `run.claimed` before it. */
-function attemptsOf(trace: TraceEvent[]): {
-  eventAttempt: number[];
-  pidAttempt: Map<number, number>;
-} {
-  let attempt = 0;
-  const eventAttempt: number[] = [];
-  const pidAttempt = new Map<number, number>();
-  for (const event of trace) {
-    if (event.type === 'run.claimed') {
-      attempt = Number(event.data.attempt);
-      const parts = String(event.data.worker).split(':');
-      pidAttempt.set(Number(parts[parts.length - 2]), attempt);
-    }
-    eventAttempt.push(attempt);
-  }
-  return { eventAttempt, pidAttempt };
-}
-
 export interface Scenario {
   dataDir: string;
   /** The scripted run (with a delivery destination) and its request id. */
@@ -265,120 +205,36 @@ export interface Scenario {
 /** Reads the stopped data dir and the sink log; returns what broke. */
 export async function checkScenario(s: Scenario, sink: EffectSink): Promise<Findings> {
   const f = emptyFindings();
-  const problem = (text: string): void => {
-    f.problems.push(text);
-  };
   const store = await openSqliteStore({ path: join(s.dataDir, 'keel.db'), durability: 'full' });
   try {
-    // I1: exactly one run per request id, and it ended succeeded.
-    const runs = (await store.listRuns(TENANT, { scope: s.scope }, 200)).items;
-    const mine = runs.filter((run) => run.request_id === s.requestId);
-    if (mine.length !== 1) {
-      f.run_count_errors += 1;
-      problem(`I1: ${mine.length} runs for ${s.requestId}`);
-    }
-    const run = await store.getRun(TENANT, s.runId);
-    if (run?.status !== 'succeeded' || !run.output) {
-      f.lost += 1;
-      problem(`I1: run ${s.runId} is ${run?.status}`);
-      return f;
-    }
-    const entries = await store.loadEntries(s.runId);
-    const trace = (await store.getTrace(TENANT, s.runId, 0, 10_000)) ?? [];
-    const { eventAttempt, pidAttempt } = attemptsOf(trace);
-
-    // I5: one assistant entry per step; recorded model responses never requested again.
-    const assistants = entries.filter((entry) => entry.kind === 'assistant').length;
-    if (assistants !== run.steps)
-      problem(`I5: ${assistants} assistant entries, ${run.steps} steps`);
-    let lastStep = 0;
-    for (const event of trace.filter((e) => e.type === 'model.response')) {
-      const step = Number(event.data.step);
-      if (step <= lastStep) {
-        f.step_regressions += 1;
-        problem(`I5: model.response step ${step} after step ${lastStep}`);
-      }
-      lastStep = step;
-    }
-    if (assistants !== run.steps) f.step_regressions += 1;
-
-    // I11: entries' attempts never go back (a stale attempt's write would).
-    let lastAttempt = 0;
-    for (const entry of entries) {
-      if (entry.attempt < lastAttempt || entry.attempt > run.attempt) {
-        f.fence_violations += 1;
-        problem(`I11: entry ${entry.seq} by attempt ${entry.attempt} after ${lastAttempt}`);
-      }
-      lastAttempt = Math.max(lastAttempt, entry.attempt);
-    }
-
-    // I4: a recorded call is never executed again; re-executions reuse the key.
-    const recordedAt = new Map<string, number>();
-    trace.forEach((event, index) => {
-      const callId = String(event.data.call_id);
-      if (event.type === 'tool.result' && !recordedAt.has(callId)) {
-        recordedAt.set(callId, eventAttempt[index] ?? 0);
-      }
-    });
-    const effects = await sink.effects(s.runId);
-    const perKey = new Map<string, SinkEffect[]>();
-    for (const effect of effects) {
-      perKey.set(effect.idempotency_key, [...(perKey.get(effect.idempotency_key) ?? []), effect]);
-      if (effect.idempotency_key !== `${s.runId}:${effect.call_id}`) f.key_mismatch += 1;
-      const attempt = pidAttempt.get(effect.pid);
-      const recorded = recordedAt.get(effect.call_id);
-      if (attempt === undefined) problem(`sink: pid ${effect.pid} claimed no attempt`);
-      else if (recorded !== undefined && attempt > recorded) {
-        f.recorded_reexec += 1;
-        problem(`I4: ${effect.call_id} ran in attempt ${attempt}, recorded in ${recorded}`);
-      }
-    }
-    for (const list of perKey.values()) {
-      f.rerun_same_key += list.length - 1;
-      if (list[0]?.tool === 'sink_write') f.dup_effects += list.length - 1;
-    }
-    if (f.dup_effects > 0) problem(`effectful call executed ${f.dup_effects} extra time(s)`);
-    f.uncertain = entries.filter(
-      (entry) => entry.kind === 'tool_result' && entry.body.error?.code === 'OUTCOME_UNKNOWN',
-    ).length;
-
-    // I3: per scope, execution intervals never overlap.
-    const sorted = [...effects].sort((a, b) => a.t_start - b.t_start);
-    for (let i = 1; i < sorted.length; i++) {
-      const prev = sorted[i - 1];
-      const next = sorted[i];
-      if (prev && next && prev.scope === next.scope && next.t_start < prev.t_end) {
-        f.overlaps += 1;
-        problem(`I3: ${next.call_id} started before ${prev.call_id} ended`);
-      }
-    }
-
-    // I6: succeeded ⇔ output ⇔ one terminal event ⇔ turn in the thread once ⇔ delivery.
-    const terminal = trace.filter((e) =>
-      ['run.succeeded', 'run.failed', 'run.cancelled'].includes(e.type),
+    const runs = await runsOfScope(store, TENANT, s.scope);
+    checkRequestIds(runs, [{ requestId: s.requestId, runId: s.runId }], f);
+    const scriptedEffects = await sink.effects(s.runId);
+    const followUpEffects = await sink.effects(s.followUpId);
+    const policy = 'tell_model';
+    const scripted = await checkRun(
+      store,
+      TENANT,
+      { runId: s.runId, destination: true, onUncertain: policy, effects: scriptedEffects },
+      f,
     );
-    if (terminal.length !== 1 || terminal[0]?.type !== 'run.succeeded') {
-      f.partial += 1;
-      problem(`I6: terminal events ${terminal.map((e) => e.type).join(',')}`);
-    }
-    const deliveries = (await store.listDeliveries(TENANT, { run_id: s.runId }, 10)).items;
-    if (deliveries.length !== 1) {
-      f.partial += 1;
-      problem(`I6: ${deliveries.length} deliveries for a run with a destination`);
-    }
-    const followUp = (await store.listDeliveries(TENANT, { run_id: s.followUpId }, 10)).items;
-    if (followUp.length !== 0) {
-      f.partial += 1;
-      problem('I6: a delivery for a run without a destination');
-    }
-    // I9: the thread is the succeeded turns in order, each once (user + assistant).
-    const thread = await store.getThread(TENANT, 'a', s.scope);
-    const order = (thread?.messages ?? []).map((message) => message.run_id);
-    const expected = [s.runId, s.runId, s.followUpId, s.followUpId];
-    if (JSON.stringify(order) !== JSON.stringify(expected)) {
-      f.partial += 1;
-      problem(`I9: thread order ${order.join(',')}`);
-    }
+    if (!scripted) return f;
+    const followUp = await checkRun(
+      store,
+      TENANT,
+      { runId: s.followUpId, destination: false, onUncertain: policy, effects: followUpEffects },
+      f,
+    );
+    checkScopeEffects([...scriptedEffects, ...followUpEffects], f);
+    const inOrder = followUp ? [scripted, followUp] : [scripted];
+    checkLaneOrder(inOrder, f);
+    await checkThread(
+      store,
+      // 20: the default context_window of the agent setupTenant creates.
+      { tenant: TENANT, agent: 'a', scope: s.scope, contextWindow: 20 },
+      inOrder.filter((checked) => checked.run.status === 'succeeded').map((c) => c.run.run_id),
+      f,
+    );
   } finally {
     await store.close();
   }
