@@ -4,7 +4,8 @@
 //
 //   entries_at_end — the loop keeps entries in memory and journals them only when the run
 //     ends: the crash-sweep checker (crash-harness.ts) must report recorded results
-//     executed again, recorded responses requested again and a duplicated effect;
+//     executed again, recorded responses requested again and a duplicated effect, and so
+//     must the random crash loop's (crash-loop.ts);
 //   no_fencing — the store accepts a stale attempt's writes: the I11 check below must
 //     see them accepted.
 
@@ -17,6 +18,7 @@ import { enqueueTurn } from '../src/runtime/enqueue.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { EffectSink } from './helpers/crash-harness.ts';
 import { cleanup, crashScenario, startEffectSink } from './helpers/crash-harness.ts';
+import { describeReport, randomCrashLoop } from './helpers/crash-loop.ts';
 import { AGENT_DEFAULTS } from './runtime-harness.ts';
 
 /**
@@ -98,6 +100,26 @@ describe('seeded bugs', () => {
       assert.ok(found.recorded_reexec > 0, 'I4 violation detected');
       assert.ok(found.step_regressions > 0, 'I5 violation detected');
       assert.ok(found.dup_effects > 0, 'duplicate effect detected');
+    });
+
+    it('the random crash loop checker reports the same violations', async () => {
+      // A fixed seed keeps the plan small and known; the kill moments still vary, so the
+      // test insists that some kill landed mid-run before it expects a violation.
+      const seed = 1;
+      const report = await randomCrashLoop({
+        seed,
+        kills: 4,
+        turns: 16,
+        scopes: 4,
+        sink,
+        env: { KEEL_TEST_SEEDED_BUGS: 'entries_at_end' },
+      });
+      const found = report.findings;
+      console.log(`${describeReport('seeded-random[entries_at_end]', seed, report)}`);
+      console.log(found.problems.slice(0, 4).join('\n'));
+      assert.ok(report.inFlightKills > 0, 'a kill landed mid-run');
+      assert.ok(found.step_regressions > 0, 'I5 violation detected');
+      assert.ok(found.recorded_reexec + found.dup_effects > 0, 'I4 violation detected');
     });
   });
 });
