@@ -261,7 +261,10 @@ describe('tokenless mode (no admin token)', () => {
       headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
     });
     assert.equal(preflight.headers.get('access-control-allow-origin'), null);
-    assert.equal(preflight.status, 404);
+    assert.equal(preflight.headers.get('access-control-allow-methods'), null);
+    // No OPTIONS route: a preflight is an ordinary wrong method, which a browser fails.
+    assert.equal(preflight.status, 405);
+    assert.equal(preflight.headers.get('allow'), 'GET, HEAD, POST');
   });
 });
 
