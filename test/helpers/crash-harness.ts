@@ -7,7 +7,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
@@ -39,18 +38,6 @@ export function tempDir(prefix = 'keel-crash-'): string {
 export function cleanup(): void {
   for (const child of children) child.kill('SIGKILL');
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -133,9 +120,10 @@ export interface Served {
 }
 
 export async function serve(dataDir: string, env: Record<string, string>): Promise<Served> {
-  const port = await freePort();
+  // Port 0: keel binds a free port itself and names it in its ready line. A port picked
+  // here and bound later by the child could be taken in between (EADDRINUSE under load).
   const child = spawnTracked(
-    ['src/cli/main.ts', 'serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir],
+    ['src/cli/main.ts', 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir],
     env,
   );
   const exited = exitOf(child);
