@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { SinkEffect } from './helpers/crash-harness.ts';
 import {
@@ -27,6 +28,27 @@ import {
   skipUnlessPostgres,
   urlWithSchema,
 } from './helpers/postgres.ts';
+
+/** Polls the runs table until workers of both pids own a running run (at most 20 s). */
+async function waitUntilBothHoldRuns(schema: string, ...pids: number[]): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const owners = (
+        await client.query<{ lease_owner: string }>(
+          `SELECT lease_owner FROM ${JSON.stringify(schema)}.runs WHERE status = 'running' AND lease_owner IS NOT NULL`,
+        )
+      ).rows.map((row) => row.lease_owner);
+      if (pids.every((pid) => owners.some((owner) => owner.includes(`:${pid}:`)))) return;
+      assert.ok(Date.now() < deadline, `workers ${pids.join(', ')} never held a run together`);
+      await sleep(25);
+    }
+  } finally {
+    await client.end();
+  }
+}
 
 const TURNS = 300;
 const SCOPES = 60;
@@ -99,9 +121,10 @@ describe('scale-out [postgres]', { skip }, () => {
         runIds.push(...submitted);
       }
 
-      // Faults once the workers are busy: one SIGKILL, one SIGSTOP past its lease.
-      await sleep(1500);
+      // Faults once the two doomed workers each hold a run (a fixed sleep missed that on a
+      // loaded machine): one SIGKILL, one SIGSTOP past its lease.
       const [killed, stopped] = workers as [(typeof workers)[0], (typeof workers)[0]];
+      await waitUntilBothHoldRuns(schema, killed.pid, stopped.pid);
       killed.child.kill('SIGKILL');
       stopped.child.kill('SIGSTOP');
       await sleep(LEASE_MS + 1500);
