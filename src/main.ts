@@ -125,10 +125,8 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     const tools = createTools(config);
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.
-    const memory = createMemoryService({
-      store,
-      embedder: options.embedder ?? createEmbedder(config),
-    });
+    const embedder = options.embedder ?? createEmbedder(config);
+    const memory = createMemoryService({ store, embedder });
     const memoryScans = new MaintenanceScans();
     // The public-web boundary: allow_hosts is its only opening (docs/web-boundary.md).
     const web = createWebClient({
@@ -186,6 +184,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);
+          await embedder.close?.();
           await store.close();
         })();
         return stopped;

@@ -12,6 +12,7 @@ export interface Embedder {
   embed(texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]>;
   /** Loads what the first call would load (a cache, a model); optional warm-up. */
   warm?(): Promise<void>;
+  /** Frees what it loaded (an ONNX session); called once at shutdown. */
   close?(): Promise<void>;
 }
 
