@@ -6,17 +6,15 @@
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import { checkRequestIds, checkRun, emptyFindings, runsOfScope } from './helpers/crash-checks.ts';
-import type { EffectSink } from './helpers/crash-harness.ts';
 import {
   TENANT,
   call,
-  cleanup,
+  effectSinkForSuite,
   serve,
   setupTenant,
-  startEffectSink,
   tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
@@ -91,13 +89,8 @@ async function assertDeliveredOnceAtAttempt2(url: string, runId: string): Promis
 }
 
 describe('crash points', { concurrency: 2 }, () => {
-  let sink: EffectSink;
-  before(async () => {
-    sink = await startEffectSink();
-  });
-  after(async () => {
-    await sink.stop();
-    cleanup();
+  const sink = effectSinkForSuite();
+  after(() => {
     console.log(
       `points[sqlite] points=${figures.points.size} kills=${figures.kills} lost=${figures.lost} ` +
         `duplicated=${figures.duplicated} stale_acks=${figures.stale_acks} ` +
@@ -145,7 +138,7 @@ describe('crash points', { concurrency: 2 }, () => {
   it('cancel.before_commit: the run resumes, a second cancel ends it with nothing written (I7)', async () => {
     const dataDir = tempDir();
     const scope = 'cancel';
-    const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url };
+    const env = { KEEL_TEST_EFFECT_SINK_URL: sink().url };
     // The second call holds the resumed run long enough to be cancelled while it runs.
     const script = [
       '@call sink_write {"value":"held","hold_ms":3000}',
@@ -214,7 +207,7 @@ describe('crash points', { concurrency: 2 }, () => {
     } finally {
       await store.close();
     }
-    const effects = await sink.effects(runId);
+    const effects = await sink().effects(runId);
     assert.ok(
       effects.filter((e) => e.tool === 'sink_write').length <= 1,
       'effectful call ran once',

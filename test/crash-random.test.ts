@@ -5,9 +5,8 @@
 // KEEL_TEST_CRASH_KILLS / KEEL_TEST_CRASH_TURNS make a longer loop.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { EffectSink } from './helpers/crash-harness.ts';
-import { cleanup, startEffectSink } from './helpers/crash-harness.ts';
+import { describe, it } from 'node:test';
+import { effectSinkForSuite } from './helpers/crash-harness.ts';
 import type { Figure } from './helpers/crash-checks.ts';
 import { describeReport, randomCrashLoop } from './helpers/crash-loop.ts';
 
@@ -17,14 +16,7 @@ function fromEnv(name: string, fallback: number): number {
 }
 
 describe('random crash loop', () => {
-  let sink: EffectSink;
-  before(async () => {
-    sink = await startEffectSink();
-  });
-  after(async () => {
-    await sink.stop();
-    cleanup();
-  });
+  const sink = effectSinkForSuite();
 
   it('random SIGKILLs over many turns and scopes: invariants hold', async () => {
     const seed = fromEnv('KEEL_TEST_CRASH_SEED', Math.floor(Math.random() * 2 ** 32));
@@ -33,7 +25,7 @@ describe('random crash loop', () => {
       kills: fromEnv('KEEL_TEST_CRASH_KILLS', 10),
       turns: fromEnv('KEEL_TEST_CRASH_TURNS', 50),
       scopes: 8,
-      sink,
+      sink: sink(),
     });
     console.log(describeReport('random[sqlite]', seed, report));
     const { findings } = report;

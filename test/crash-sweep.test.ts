@@ -6,18 +6,17 @@
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
-import type { EffectSink, FaultCase, Findings } from './helpers/crash-harness.ts';
+import type { FaultCase, Findings } from './helpers/crash-harness.ts';
 import {
   TENANT,
   call,
-  cleanup,
   crashScenario,
+  effectSinkForSuite,
   pool,
   serve,
   setupTenant,
-  startEffectSink,
   tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
@@ -38,14 +37,7 @@ const FAULTS: FaultCase[] = [
 ];
 
 describe('crash sweep', () => {
-  let sink: EffectSink;
-  before(async () => {
-    sink = await startEffectSink();
-  });
-  after(async () => {
-    await sink.stop();
-    cleanup();
-  });
+  const sink = effectSinkForSuite();
 
   it('every loop fault point: killed, restarted, invariants hold', async () => {
     const started = Date.now();
@@ -53,7 +45,7 @@ describe('crash sweep', () => {
     // more lanes only starve the other test files running beside this one.
     const findings = await pool(
       2,
-      FAULTS.map((fault) => async () => ({ fault, found: await crashScenario(fault, sink) })),
+      FAULTS.map((fault) => async () => ({ fault, found: await crashScenario(fault, sink()) })),
     );
     const total = (key: keyof Omit<Findings, 'problems'>): number =>
       findings.reduce((sum, { found }) => sum + found[key], 0);
@@ -96,7 +88,7 @@ describe('crash sweep', () => {
 
   it('I7: a cancel while a tool runs leaves no output, no context, no delivery', async () => {
     const dataDir = tempDir();
-    const served = await serve(dataDir, { KEEL_TEST_EFFECT_SINK_URL: sink.url });
+    const served = await serve(dataDir, { KEEL_TEST_EFFECT_SINK_URL: sink().url });
     let runId = '';
     try {
       await setupTenant(served.url);

@@ -13,11 +13,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { enqueueTurn } from '../src/runtime/enqueue.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
-import type { EffectSink } from './helpers/crash-harness.ts';
-import { cleanup, crashScenario, startEffectSink } from './helpers/crash-harness.ts';
+import { crashScenario, effectSinkForSuite } from './helpers/crash-harness.ts';
 import { describeReport, randomCrashLoop } from './helpers/crash-loop.ts';
 import { AGENT_DEFAULTS } from './runtime-harness.ts';
 
@@ -79,19 +78,12 @@ describe('seeded bugs', () => {
   });
 
   describe('entries_at_end', () => {
-    let sink: EffectSink;
-    before(async () => {
-      sink = await startEffectSink();
-    });
-    after(async () => {
-      await sink.stop();
-      cleanup();
-    });
+    const sink = effectSinkForSuite();
 
     it('the crash-sweep checker reports recorded calls re-executed and responses re-requested', async () => {
       // Killed after the second tool ran: with the bug nothing of the run is journaled,
       // so the resumed attempt starts over and repeats the recorded effectful call.
-      const found = await crashScenario({ point: 'tool.after_call', hit: 2 }, sink, {
+      const found = await crashScenario({ point: 'tool.after_call', hit: 2 }, sink(), {
         KEEL_TEST_SEEDED_BUGS: 'entries_at_end',
       });
       console.log(
@@ -111,7 +103,7 @@ describe('seeded bugs', () => {
         kills: 4,
         turns: 16,
         scopes: 4,
-        sink,
+        sink: sink(),
         env: { KEEL_TEST_SEEDED_BUGS: 'entries_at_end' },
       });
       const found = report.findings;

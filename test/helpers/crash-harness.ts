@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import type { Findings, SinkEffect } from './crash-checks.ts';
 import {
@@ -32,6 +33,25 @@ export function tempDir(prefix = 'keel-crash-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   dirs.push(dir);
   return dir;
+}
+
+/**
+ * Inside a describe: an effect sink for its tests, started before them; after them it
+ * stops and every child and temp dir goes (cleanup). Read it through the getter.
+ */
+export function effectSinkForSuite(): () => EffectSink {
+  let sink: EffectSink | null = null;
+  before(async () => {
+    sink = await startEffectSink();
+  });
+  after(async () => {
+    await sink?.stop();
+    cleanup();
+  });
+  return () => {
+    if (!sink) throw new Error('the effect sink starts before the tests of the suite');
+    return sink;
+  };
 }
 
 /** Kills every child still alive and removes the temp dirs. */

@@ -14,18 +14,11 @@
 
 import { appendFileSync, readFileSync, existsSync } from 'node:fs';
 import { createServer } from 'node:http';
+import type { SinkEffect } from './crash-checks.ts';
 
-interface Effect {
-  seq: number;
-  t_start: number;
-  t_end: number;
-  tool: string;
-  idempotency_key: string;
-  run_id: string;
-  call_id: string;
-  scope: string;
+/** What the checkers read (crash-checks.ts), plus the arguments the tool sent. */
+interface Effect extends SinkEffect {
   args: { value?: string; hold_ms?: number };
-  pid: number;
 }
 
 const logFile = process.argv[2];
