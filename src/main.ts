@@ -150,6 +150,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       live,
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
+      maxRunningPerTenant: config.tenant_limits.running_runs,
     });
     api =
       role === 'api' || role === 'all'

@@ -154,15 +154,22 @@ export async function deleteSchedule(
 }
 
 /**
- * Due schedules, oldest first. Rows a concurrent fire holds are skipped (SKIP LOCKED
- * in a read-only statement: only a momentary lock), so schedulers spread the work.
+ * Due schedules, round-robin over tenants (src/store/rules/tenant-fairness.ts): each
+ * tenant's oldest, then each tenant's second, and so on. Rows a concurrent fire holds
+ * are skipped (SKIP LOCKED in a read-only statement: only a momentary lock), so
+ * schedulers spread the work.
  */
 export async function dueSchedules(ctx: PgContext, limit: number): Promise<Schedule[]> {
   const now = await ctx.now();
   const rows = await ctx.read.rows<ScheduleRow>(
-    `SELECT * FROM schedules
-     WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= $1
-     ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    `SELECT s.* FROM schedules s
+     JOIN (SELECT tenant, name,
+             row_number() OVER (PARTITION BY tenant ORDER BY next_fire_at, name) AS tenant_rank
+           FROM schedules
+           WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= $1) AS ranked
+       ON ranked.tenant = s.tenant AND ranked.name = s.name
+     WHERE ranked.tenant_rank <= $2
+     ORDER BY ranked.tenant_rank, s.next_fire_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
     [now, limit],
   );
   return rows.map(toSchedule);

@@ -146,11 +146,17 @@ export function deleteSchedule(
 export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {
   const rows = ctx
     .sql(
-      `SELECT * FROM schedules INDEXED BY schedules_due
-       WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
-       ORDER BY next_fire_at LIMIT ?`,
+      // Round-robin over tenants (src/store/rules/tenant-fairness.ts): each tenant's
+      // oldest due schedule, then each tenant's second, and so on.
+      `SELECT * FROM (
+         SELECT s.*, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY next_fire_at, name)
+           AS tenant_rank
+         FROM schedules s INDEXED BY schedules_due
+         WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?)
+       WHERE tenant_rank <= ?
+       ORDER BY tenant_rank, next_fire_at LIMIT ?`,
     )
-    .all(ctx.now(), limit) as ScheduleRow[];
+    .all(ctx.now(), limit, limit) as ScheduleRow[];
   return rows.map(toSchedule);
 }
 
