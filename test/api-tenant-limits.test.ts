@@ -76,6 +76,30 @@ describe('per-tenant limits over HTTP', () => {
     assert.equal(runs.body.runs.length, 2);
   });
 
+  it('past tenant_limits.schedules a new schedule is 403 QUOTA_EXCEEDED and writes nothing', async () => {
+    const server = await serverWith({ schedules: 2 });
+    servers.push(server);
+    const doc = (scope: string) => ({
+      body: { agent: 'assistant', scope, payload: { text: 'hi' }, every_ms: 60_000 },
+    });
+    assert.equal(
+      (await server.request('PUT', '/v1/tenants/t1/schedules/s1', doc('a'))).status,
+      201,
+    );
+    assert.equal(
+      (await server.request('PUT', '/v1/tenants/t1/schedules/s2', doc('b'))).status,
+      201,
+    );
+    const refused = await server.request('PUT', '/v1/tenants/t1/schedules/s3', doc('c'));
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, 'QUOTA_EXCEEDED');
+    assert.equal(
+      (await server.request('PUT', '/v1/tenants/t1/schedules/s2', doc('b2'))).status,
+      200,
+    );
+    assert.equal((await server.request('GET', '/v1/tenants/t1/schedules/s3')).status, 404);
+  });
+
   it('a list page stops at tenant_limits.list_page_bytes and pages on with next_cursor', async () => {
     const server = await serverWith({ list_page_bytes: 65_536 });
     servers.push(server);

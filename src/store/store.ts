@@ -169,6 +169,11 @@ export interface ArtifactWrite {
 }
 
 export interface ScheduleWrite {
+  /**
+   * The tenant's schedule quota, checked in the write's transaction when this write
+   * creates a schedule (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_schedules?: number | null;
   agent: string;
   scope: string;
   payload: JsonObject;

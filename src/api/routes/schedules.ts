@@ -100,7 +100,10 @@ export function scheduleRoutes(app: ZodApp, deps: ApiDeps, now: () => number = D
     },
     async (request, reply) => {
       const { tenant, name } = request.params;
-      const write = scheduleWriteOf(request.body, now());
+      const write = {
+        ...scheduleWriteOf(request.body, now()),
+        max_schedules: deps.config.tenant_limits.schedules,
+      };
       const { schedule, created } = await store.putSchedule(tenant, name, write);
       return reply.code(created ? 201 : 200).send({ schedule: publicSchedule(schedule) });
     },

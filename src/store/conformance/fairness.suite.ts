@@ -6,15 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ScheduleWrite, Store } from '../store.ts';
 import type { StoreFactory } from './harness.ts';
-import {
-  AGENT,
-  agentSpec,
-  claimOrFail,
-  LEASE_MS,
-  StoreHarness,
-  TENANT,
-  turn,
-} from './harness.ts';
+import { AGENT, agentSpec, claimOrFail, LEASE_MS, StoreHarness, TENANT, turn } from './harness.ts';
 
 const OTHER = 't2';
 
@@ -121,6 +113,22 @@ export function fairnessSuite(factory: StoreFactory): void {
       assert.equal(accepted, 5);
       assert.equal(refused, 7);
       assert.equal((await store.listRuns(TENANT, { status: 'queued' }, 50)).items.length, 5);
+    });
+
+    it('a schedule create past max_schedules is QUOTA_EXCEEDED; replacing one is fine', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      const due = new Date(Date.now() + 60_000).toISOString();
+      const quota = (scope: string) => ({ ...dueSchedule(due, scope), max_schedules: 2 });
+      await store.putSchedule(TENANT, 'one', quota('a'));
+      await store.putSchedule(TENANT, 'two', quota('b'));
+      await assert.rejects(store.putSchedule(TENANT, 'three', quota('c')), {
+        code: 'QUOTA_EXCEEDED',
+      });
+      const replaced = await store.putSchedule(TENANT, 'two', quota('b2'));
+      assert.equal(replaced.created, false);
+      await store.putSchedule(OTHER, 'one', quota('a'));
+      assert.equal((await store.listSchedules(TENANT, {}, 50)).items.length, 2);
     });
 
     it('due schedules come round-robin over tenants, not oldest-first across all', async () => {

@@ -3,6 +3,7 @@
 // re-checks revision + next_fire_at, so only one of them applies a given fire.
 
 import { KeelError } from '../../errors.ts';
+import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
 import type {
   Page,
@@ -68,6 +69,17 @@ export async function putSchedule(
         'SCHEDULE_NOT_FOUND',
         `schedule ${name} belongs to another agent or scope`,
       );
+    }
+    if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
+      // One tenant's creates take turns here, so the count stays exact until commit.
+      await tx.one("SELECT pg_advisory_xact_lock(hashtext('schedules:' || $1))", [tenant]);
+      const counted = await tx.one<{ count: number }>(
+        'SELECT count(*)::int AS count FROM (SELECT 1 FROM schedules WHERE tenant = $1 LIMIT $2) AS s',
+        [tenant, input.max_schedules],
+      );
+      if (queueIsFull(counted?.count ?? 0, input.max_schedules)) {
+        throw scheduleQuotaError(tenant, input.max_schedules);
+      }
     }
     const { kind: _kind, ...timingFields } = input.timing;
     const values: SqlParam[] = [

@@ -15,6 +15,8 @@
 // then due time), so thousands of one tenant's due schedules cannot fill the batches
 // while another tenant's wait.
 //
+// Schedules. A put that creates a schedule counts the tenant's schedules the same way.
+//
 // Queued runs. An enqueue counts the tenant's queued runs inside its own transaction
 // (SQLite: the single writer; PostgreSQL: a per-tenant advisory lock), so two racing
 // enqueues cannot both pass the last free place.
@@ -36,6 +38,15 @@ export function queueFullError(tenant: string, limit: number): KeelError {
 /** True when one more queued run would pass the limit (null: no limit). */
 export function queueIsFull(queued: number, limit: number | null | undefined): boolean {
   return limit !== null && limit !== undefined && queued >= limit;
+}
+
+/** The error a schedule create past the tenant's schedule quota raises (403). */
+export function scheduleQuotaError(tenant: string, limit: number): KeelError {
+  return new KeelError(
+    'QUOTA_EXCEEDED',
+    `tenant ${tenant} already has ${limit} schedules (limit tenant_limits.schedules); delete one first`,
+    { limit: 'schedules' },
+  );
 }
 
 /** The claim's per-tenant cap as a SQL parameter: no cap is a count nobody reaches. */

@@ -2,6 +2,7 @@
 // and advance next_fire_at together, so a crash can neither lose nor double a fire).
 
 import { KeelError } from '../../errors.ts';
+import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
 import type {
   Page,
@@ -54,6 +55,14 @@ export function putSchedule(
         'SCHEDULE_NOT_FOUND',
         `schedule ${name} belongs to another agent or scope`,
       );
+    }
+    if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
+      const { count } = ctx
+        .sql('SELECT COUNT(*) AS count FROM (SELECT 1 FROM schedules WHERE tenant = ? LIMIT ?)')
+        .get(tenant, input.max_schedules) as { count: number };
+      if (queueIsFull(count, input.max_schedules)) {
+        throw scheduleQuotaError(tenant, input.max_schedules);
+      }
     }
     const now = ctx.now();
     const { kind: _kind, ...timingFields } = input.timing;
