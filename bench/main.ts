@@ -1,6 +1,7 @@
 // `npm run bench -- <name>…`: runs the named benchmarks (all when none is named).
 
 import { runCheckpointBench } from './checkpoint.ts';
+import { runFairnessBench } from './fairness.ts';
 import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
@@ -12,6 +13,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   overhead: runOverheadBench,
   throughput: runThroughputBench,
   scale: runScaleBench,
+  fairness: runFairnessBench,
 };
 
 const requested = process.argv.slice(2);

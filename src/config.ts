@@ -54,6 +54,16 @@ const fileSchema = z.strictObject({
     .strictObject({ max_attempts: z.number().int().min(1).max(1000).optional() })
     .optional(),
   log: z.strictObject({ level: z.string().optional() }).optional(),
+  tenant_limits: z
+    .strictObject({
+      running_runs: z.number().int().min(1).max(1_000_000).optional(),
+      queued_runs: z.number().int().min(1).optional(),
+      schedules: z.number().int().min(1).optional(),
+      requests_per_s: z.number().min(0.01).optional(),
+      request_burst: z.number().int().min(1).optional(),
+      list_page_bytes: z.number().int().min(65_536).optional(),
+    })
+    .optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
@@ -76,11 +86,48 @@ export interface KeelConfig {
   log: { level: string; pretty: boolean };
   /** Test-only fault injection (spec/reliability.md); inert unless enabled. */
   failpoints: { enabled: boolean; spec: string };
+  /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
+  tenant_limits: TenantLimits;
   /** Test-only switches that each break one guarantee (seeded bugs). */
   seeded_bugs: string[];
   /** Test-only tools; each is off (null) unless its env var is set. */
   test_tools: { effect_sink_url: string | null };
 }
+
+// ---- [tenant_limits]: fairness between tenants -------------------------------------
+// One greedy tenant must not slow the others: it gets at most `running_runs` worker
+// slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules, and a token bucket of
+// `requests_per_s` (burst `request_burst`) on its routes; list pages stop at
+// `list_page_bytes` of items.
+
+export interface TenantLimits {
+  running_runs: number;
+  queued_runs: number;
+  schedules: number;
+  requests_per_s: number;
+  request_burst: number;
+  list_page_bytes: number;
+}
+
+/** Leaves a quarter of the worker slots (at least one when there are two) to others. */
+export function defaultRunningRuns(concurrency: number): number {
+  return Math.max(1, Math.floor((concurrency * 3) / 4));
+}
+
+function tenantLimitsOf(
+  file: z.infer<typeof fileSchema>['tenant_limits'],
+  concurrency: number,
+): TenantLimits {
+  return {
+    running_runs: file?.running_runs ?? defaultRunningRuns(concurrency),
+    queued_runs: file?.queued_runs ?? 10_000,
+    schedules: file?.schedules ?? 1_000,
+    requests_per_s: file?.requests_per_s ?? 200,
+    request_burst: file?.request_burst ?? 400,
+    list_page_bytes: file?.list_page_bytes ?? 4_194_304,
+  };
+}
+// ---- end [tenant_limits] -------------------------------------------------------------
 
 export interface ConfigFlags {
   config?: string;
@@ -194,6 +241,7 @@ export function loadConfig(
       enabled: env.KEEL_TEST_FAILPOINTS === '1',
       spec: env.KEEL_FAILPOINTS ?? '',
     },
+    tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
     seeded_bugs: (env.KEEL_TEST_SEEDED_BUGS ?? '').split(',').filter(Boolean),
     test_tools: { effect_sink_url: env.KEEL_TEST_EFFECT_SINK_URL || null },
   };

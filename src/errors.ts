@@ -57,6 +57,11 @@ export const ERROR_CATALOGUE = {
     message: 'this request_id was used for a different request',
   },
   RATE_LIMITED: { status: 429, retryable: true, message: 'too many requests' },
+  QUOTA_EXCEEDED: {
+    status: 403,
+    retryable: false,
+    message: 'the tenant is at one of its quotas (tenant_limits)',
+  },
   OVERLOADED: { status: 503, retryable: true, message: 'the server is overloaded' },
   STORE_UNAVAILABLE: { status: 503, retryable: true, message: 'the store is unavailable' },
   EMBEDDER_UNAVAILABLE: {

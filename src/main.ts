@@ -137,7 +137,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       store,
       tools,
       toolPorts: (scope) =>
-        createToolPorts({ store, web, memory: { service: memory, scans: memoryScans } }, scope),
+        createToolPorts(
+          {
+            store,
+            web,
+            memory: { service: memory, scans: memoryScans },
+            maxSchedules: config.tenant_limits.schedules,
+          },
+          scope,
+        ),
       seededBugs: config.seeded_bugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
@@ -150,6 +158,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       live,
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
+      maxRunningPerTenant: config.tenant_limits.running_runs,
     });
     api =
       role === 'api' || role === 'all'

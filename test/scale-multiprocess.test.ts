@@ -94,7 +94,12 @@ describe('scale-out [postgres]', { skip }, () => {
       const sink = await startEffectSink();
       const dir = tempDir('keel-scale-');
       const config = join(dir, 'keel.toml');
-      writeFileSync(config, `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n`);
+      // One tenant across three workers: its running cap covers every slot (the default
+      // keeps a quarter of one process's slots for other tenants).
+      writeFileSync(
+        config,
+        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n\n[tenant_limits]\nrunning_runs = 48\nrequests_per_s = 100000\nrequest_burst = 100000\n`,
+      );
       const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url };
       // The API first: it migrates the schema; the workers then find it current.
       const api = await processes.start('api', storeUrl, { config, env });

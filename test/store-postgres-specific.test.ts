@@ -90,9 +90,12 @@ describe('postgres store specifics', { skip }, () => {
     try {
       await client.query(`SET search_path TO "${store.schema}"`);
       const { CLAIM_SQL } = await import('../src/store/postgres/index.ts');
-      const plan = await client.query(`EXPLAIN ${CLAIM_SQL}`, ['w', 1000, Date.now()]);
+      const plan = await client.query(`EXPLAIN ${CLAIM_SQL}`, ['w', 1000, Date.now(), 4]);
       const text = plan.rows.map((row: Record<string, string>) => Object.values(row)[0]).join('\n');
-      assert.match(text, /runs_queue|runs_lane_queued|runs_one_running_per_lane|runs_leases/);
+      assert.match(
+        text,
+        /runs_queued_by_tenant|runs_queue|runs_lane_queued|runs_one_running_per_lane|runs_leases/,
+      );
     } finally {
       await client.end();
     }

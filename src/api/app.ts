@@ -15,6 +15,7 @@ import { KeelError } from '../errors.ts';
 import { installAuth } from './auth.ts';
 import { clientErrorHandler } from './client-errors.ts';
 import { installBodyParsers } from './body-parsers.ts';
+import { installTenantRateLimit, TenantRateLimiter } from './rate-limit.ts';
 import type { ApiDeps, ZodApp } from './deps.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
 import { requestIdFor } from './request-id.ts';
@@ -87,6 +88,13 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installBodyParsers(app);
   installAuth(app, deps.config, deps.store);
+  installTenantRateLimit(
+    app,
+    new TenantRateLimiter({
+      requestsPerS: deps.config.tenant_limits.requests_per_s,
+      burst: deps.config.tenant_limits.request_burst,
+    }),
+  );
 
   await app.register(swagger, {
     openapi: {

@@ -15,6 +15,8 @@ export interface TurnRequest {
   delivery?: DeliveryRequest | null;
   on_busy?: 'enqueue' | 'reject';
   source?: RunSource;
+  /** The tenant's queued-run limit, enforced in the store's transaction. */
+  max_queued?: number | null;
 }
 
 /** JSON with object keys sorted, so equal values always hash alike. */
@@ -48,5 +50,6 @@ export async function enqueueTurn(store: Store, turn: TurnRequest): Promise<Enqu
     fingerprint: turnFingerprint(turn),
     delivery: turn.delivery ?? null,
     on_busy: turn.on_busy ?? 'enqueue',
+    max_queued: turn.max_queued ?? null,
   });
 }

@@ -23,6 +23,8 @@ export interface ToolPortDeps {
   web?: WebPort;
   /** Memory service + maintainer scans (main.ts); absent = the memory tools answer unavailable. */
   memory?: MemoryPortDeps;
+  /** tenant_limits.schedules for schedule_put (null/absent: no quota). */
+  maxSchedules?: number | null;
 }
 
 function artifactPortFor(store: Store, tenant: string): ArtifactPort {
@@ -39,7 +41,7 @@ export function createToolPorts(deps: ToolPortDeps, scope: PortScope): ToolPorts
   return {
     now: () => new Date(now()),
     artifacts: artifactPortFor(deps.store, scope.tenant),
-    schedules: createSchedulePort(deps.store, scope, now),
+    schedules: createSchedulePort(deps.store, scope, now, deps.maxSchedules ?? null),
     ...(deps.web ? { web: deps.web } : {}),
     ...(deps.memory ? { memory: createMemoryPort(deps.memory, scope.tenant) } : {}),
   };

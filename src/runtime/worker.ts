@@ -18,6 +18,8 @@ import { RunControl } from './run-control.ts';
 export interface WorkerOptions extends RunLoopDeps {
   concurrency: number;
   leaseMs: number;
+  /** At most this many running runs per tenant, across processes (null: no cap). */
+  maxRunningPerTenant?: number | null;
   /** Lease owner name shown in `run.claimed` events; unique per worker by default. */
   owner?: string;
   /** Fallback claim round for expired leases; not the normal wake-up path. */
@@ -92,7 +94,11 @@ export function createWorker(options: WorkerOptions): Worker {
       do {
         pumpAgain = false;
         while (!stopping && held.size < options.concurrency) {
-          const claimed = await store.claimNextRun({ owner, lease_ms: options.leaseMs });
+          const claimed = await store.claimNextRun({
+            owner,
+            lease_ms: options.leaseMs,
+            max_running_per_tenant: options.maxRunningPerTenant ?? null,
+          });
           if (!claimed) break;
           launch(claimed);
         }

@@ -10,11 +10,15 @@ export function createSchedulePort(
   store: Store,
   owner: { tenant: string; agent: string; scope: string },
   now: () => number,
+  maxSchedules: number | null = null,
 ): SchedulePort {
   const mine = { agent: owner.agent, scope: owner.scope };
   return {
     async put(name, doc) {
-      const write = scheduleWriteOf({ ...doc, ...mine }, now(), 'arguments');
+      const write = {
+        ...scheduleWriteOf({ ...doc, ...mine }, now(), 'arguments'),
+        max_schedules: maxSchedules,
+      };
       return store.putSchedule(owner.tenant, name, write, mine);
     },
     async get(name) {

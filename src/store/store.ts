@@ -62,6 +62,11 @@ export interface EnqueueRunInput {
   fingerprint: string;
   delivery: DeliveryRequest | null;
   on_busy: 'enqueue' | 'reject';
+  /**
+   * The tenant's queued-run limit, checked in the enqueue's transaction: a new run past
+   * it fails with RATE_LIMITED (a replayed request_id still finds its run). Absent: none.
+   */
+  max_queued?: number | null;
 }
 
 export interface EnqueueResult {
@@ -80,6 +85,8 @@ export interface ClaimOptions {
   /** Who holds the lease (process id + worker slot); shows in `run.claimed` events. */
   owner: string;
   lease_ms: number;
+  /** At most this many running runs per tenant (src/store/rules/tenant-fairness.ts). */
+  max_running_per_tenant?: number | null;
 }
 
 /** A claimed run with the agent snapshot taken in the same transaction. */
@@ -162,6 +169,11 @@ export interface ArtifactWrite {
 }
 
 export interface ScheduleWrite {
+  /**
+   * The tenant's schedule quota, checked in the write's transaction when this write
+   * creates a schedule (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_schedules?: number | null;
   agent: string;
   scope: string;
   payload: JsonObject;
@@ -405,7 +417,10 @@ export interface Store {
   ): Promise<Page<Schedule>>;
   /** With `owner`, only that agent and scope's schedule is deleted (else false). */
   deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean>;
-  /** Enabled schedules with next_fire_at <= the store clock, oldest first, at most `limit`. */
+  /**
+   * Enabled schedules with next_fire_at <= the store clock, at most `limit`, round-robin
+   * over tenants (each tenant's oldest first; src/store/rules/tenant-fairness.ts).
+   */
   dueSchedules(limit: number): Promise<Schedule[]>;
   /**
    * One fire in one transaction: re-checks the schedule, enqueues the run (deduplicated

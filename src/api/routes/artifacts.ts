@@ -10,6 +10,7 @@ import { KeelError } from '../../errors.ts';
 import { artifactPathProblem } from '../../tools/builtin/artifact-path.ts';
 import type { ApiDeps, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, tenantParams } from '../schemas.ts';
+import { pageWithinBudget } from '../page-budget.ts';
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
@@ -69,7 +70,11 @@ export function artifactRoutes(app: ZodApp, deps: ApiDeps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
       const { prefix, limit, cursor } = request.query;
-      const page = await store.listArtifacts(request.params.tenant, prefix, limit, cursor);
+      const page = await pageWithinBudget(
+        (size) => store.listArtifacts(request.params.tenant, prefix, size, cursor),
+        limit,
+        deps.config.tenant_limits.list_page_bytes,
+      );
       return { items: page.items, next_cursor: page.next_cursor };
     },
   );

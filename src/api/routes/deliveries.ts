@@ -11,6 +11,7 @@ import {
   queryInt,
   tenantParams,
 } from '../schemas.ts';
+import { pageWithinBudget } from '../page-budget.ts';
 
 const listQuery = z.strictObject({
   status: deliveryStatusSchema.optional(),
@@ -47,7 +48,11 @@ export function deliveryRoutes(app: ZodApp, deps: ApiDeps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
       const { limit, cursor, ...filter } = request.query;
-      const page = await store.listDeliveries(request.params.tenant, filter, limit, cursor);
+      const page = await pageWithinBudget(
+        (size) => store.listDeliveries(request.params.tenant, filter, size, cursor),
+        limit,
+        deps.config.tenant_limits.list_page_bytes,
+      );
       return { deliveries: page.items, next_cursor: page.next_cursor };
     },
   );

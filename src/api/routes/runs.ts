@@ -14,6 +14,7 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
+import { pageWithinBudget } from '../page-budget.ts';
 
 const runParams = z.strictObject({
   tenant: nameSchema,
@@ -62,7 +63,11 @@ export function runRoutes(app: ZodApp, deps: ApiDeps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
       const { limit, cursor, ...filter } = request.query;
-      const page = await store.listRuns(request.params.tenant, filter, limit, cursor);
+      const page = await pageWithinBudget(
+        (size) => store.listRuns(request.params.tenant, filter, size, cursor),
+        limit,
+        deps.config.tenant_limits.list_page_bytes,
+      );
       return { runs: page.items, next_cursor: page.next_cursor };
     },
   );

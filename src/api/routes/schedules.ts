@@ -19,6 +19,7 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
+import { pageWithinBudget } from '../page-budget.ts';
 
 const scheduleParams = z.strictObject({ tenant: nameSchema, name: nameSchema });
 
@@ -82,7 +83,11 @@ export function scheduleRoutes(app: ZodApp, deps: ApiDeps, now: () => number = D
         ...(agent === undefined ? {} : { agent }),
         ...(scope === undefined ? {} : { scope }),
       };
-      const page = await store.listSchedules(request.params.tenant, filter, limit, cursor);
+      const page = await pageWithinBudget(
+        (size) => store.listSchedules(request.params.tenant, filter, size, cursor),
+        limit,
+        deps.config.tenant_limits.list_page_bytes,
+      );
       return { schedules: page.items.map(publicSchedule), next_cursor: page.next_cursor };
     },
   );
@@ -95,7 +100,10 @@ export function scheduleRoutes(app: ZodApp, deps: ApiDeps, now: () => number = D
     },
     async (request, reply) => {
       const { tenant, name } = request.params;
-      const write = scheduleWriteOf(request.body, now());
+      const write = {
+        ...scheduleWriteOf(request.body, now()),
+        max_schedules: deps.config.tenant_limits.schedules,
+      };
       const { schedule, created } = await store.putSchedule(tenant, name, write);
       return reply.code(created ? 201 : 200).send({ schedule: publicSchedule(schedule) });
     },

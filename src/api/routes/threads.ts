@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import type { ApiDeps, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, scopeSchema } from '../schemas.ts';
+import { pageWithinBudget } from '../page-budget.ts';
 
 const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
 const threadParams = z.strictObject({ tenant: nameSchema, agent: nameSchema, scope: scopeSchema });
@@ -28,11 +29,10 @@ export function threadRoutes(app: ZodApp, deps: ApiDeps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: agentParams, querystring: listQuery } },
     async (request) => {
       const { tenant, agent } = request.params;
-      const page = await store.listThreads(
-        tenant,
-        agent,
+      const page = await pageWithinBudget(
+        (size) => store.listThreads(tenant, agent, size, request.query.cursor),
         request.query.limit,
-        request.query.cursor,
+        deps.config.tenant_limits.list_page_bytes,
       );
       return { threads: page.items, next_cursor: page.next_cursor };
     },

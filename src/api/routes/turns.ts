@@ -60,6 +60,7 @@ export function turnRoutes(app: ZodApp, deps: ApiDeps): void {
         delivery: body.delivery ?? null,
         on_busy: body.on_busy,
         source: 'api',
+        max_queued: deps.config.tenant_limits.queued_runs,
       });
       return reply
         .code(deduplicated ? 200 : 202)

@@ -9,6 +9,7 @@
 import { after, describe } from 'node:test';
 import { capabilitiesSuite } from './capabilities.suite.ts';
 import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
+import { fairnessSuite } from './fairness.suite.ts';
 import type { StoreFactory } from './harness.ts';
 import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
 import { memorySuite } from './memory.ts';
@@ -24,6 +25,7 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     after(() => factory.cleanup());
     enqueueSuite(factory);
     claimSuite(factory);
+    fairnessSuite(factory);
     fencingSuite(factory);
     finalizeSuite(factory);
     cancelSuite(factory);

@@ -19,6 +19,7 @@ import type { AgentRow, RunRow } from './rows.ts';
 import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
+import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
 
 export async function getRun(sql: Sql, tenant: string, runId: string): Promise<Run | null> {
   const row = await sql.one<RunRow>('SELECT * FROM runs WHERE run_id = $1 AND tenant = $2', [
@@ -72,6 +73,18 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
     );
     if (busy) {
       throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
+    }
+  }
+  if (input.max_queued !== undefined && input.max_queued !== null) {
+    // One tenant's enqueues take turns here, so the count below stays exact until commit.
+    await tx.one("SELECT pg_advisory_xact_lock(hashtext('queued:' || $1))", [input.tenant]);
+    const counted = await tx.one<{ queued: number }>(
+      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM runs
+         WHERE tenant = $1 AND status = 'queued' LIMIT $2) AS q`,
+      [input.tenant, input.max_queued],
+    );
+    if (queueIsFull(counted?.queued ?? 0, input.max_queued)) {
+      throw queueFullError(input.tenant, input.max_queued);
     }
   }
   const row = await tx.one<RunRow>(
@@ -139,22 +152,32 @@ export async function listRuns(
 }
 
 // The claim, one statement. Candidates:
-//   - the oldest queued run that heads its lane (no older queued run in the lane) and
-//     whose lane has nobody running: FIFO per lane, and a busy lane's queue is skipped
-//     rather than blocking the scan, so no idle lane starves;
+//   - the fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running
+//     cap, its oldest queued run that heads its lane (no older queued run in the lane)
+//     and whose lane has nobody running; of those, the tenant with the fewest running
+//     runs, then the oldest. FIFO per lane, and a busy lane's queue is skipped rather
+//     than blocking the scan, so no idle lane starves;
 //   - the oldest running run whose lease expired (a reclaim: attempt + 1).
 // SKIP LOCKED passes over rows another claimer is taking right now; the UPDATE re-checks
 // the row's state. The partial unique index on running runs per lane is the backstop:
 // a race the query misses fails the UPDATE, which is reported as "nothing claimed".
 export const CLAIM_SQL = `
-WITH queued AS (
-  SELECT r.queue_pos, r.run_id FROM runs r
-  WHERE r.status = 'queued'
-    AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
-                    AND x.scope = r.scope AND x.status = 'running')
-    AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
-                    AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
-  ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
+WITH load AS (
+  SELECT tenant, count(*) AS running FROM runs WHERE status = 'running' GROUP BY tenant
+), queued AS (
+  SELECT h.queue_pos, h.run_id FROM tenants t
+  LEFT JOIN load l ON l.tenant = t.name
+  CROSS JOIN LATERAL (
+    SELECT r.queue_pos, r.run_id FROM runs r
+    WHERE r.tenant = t.name AND r.status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
+                      AND x.scope = r.scope AND x.status = 'running')
+      AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
+                      AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
+    ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
+  ) AS h
+  WHERE COALESCE(l.running, 0) < $4
+  ORDER BY COALESCE(l.running, 0), h.queue_pos LIMIT 1
 ), expired AS (
   SELECT e.queue_pos, e.run_id FROM runs e
   WHERE e.status = 'running' AND e.lease_expires_at <= $3
@@ -181,7 +204,12 @@ export async function claimNextRun(
     claimed = await ctx.write(async (tx) => {
       let row: RunRow | undefined;
       try {
-        row = await tx.one<RunRow>(CLAIM_SQL, [options.owner, options.lease_ms, tx.now]);
+        row = await tx.one<RunRow>(CLAIM_SQL, [
+          options.owner,
+          options.lease_ms,
+          tx.now,
+          runningCapParam(options.max_running_per_tenant),
+        ]);
       } catch (error) {
         if (isUniqueViolation(error)) throw new LaneTaken();
         throw error;

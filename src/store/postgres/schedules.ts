@@ -3,6 +3,7 @@
 // re-checks revision + next_fire_at, so only one of them applies a given fire.
 
 import { KeelError } from '../../errors.ts';
+import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
 import type {
   Page,
@@ -68,6 +69,17 @@ export async function putSchedule(
         'SCHEDULE_NOT_FOUND',
         `schedule ${name} belongs to another agent or scope`,
       );
+    }
+    if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
+      // One tenant's creates take turns here, so the count stays exact until commit.
+      await tx.one("SELECT pg_advisory_xact_lock(hashtext('schedules:' || $1))", [tenant]);
+      const counted = await tx.one<{ count: number }>(
+        'SELECT count(*)::int AS count FROM (SELECT 1 FROM schedules WHERE tenant = $1 LIMIT $2) AS s',
+        [tenant, input.max_schedules],
+      );
+      if (queueIsFull(counted?.count ?? 0, input.max_schedules)) {
+        throw scheduleQuotaError(tenant, input.max_schedules);
+      }
     }
     const { kind: _kind, ...timingFields } = input.timing;
     const values: SqlParam[] = [
@@ -154,15 +166,22 @@ export async function deleteSchedule(
 }
 
 /**
- * Due schedules, oldest first. Rows a concurrent fire holds are skipped (SKIP LOCKED
- * in a read-only statement: only a momentary lock), so schedulers spread the work.
+ * Due schedules, round-robin over tenants (src/store/rules/tenant-fairness.ts): each
+ * tenant's oldest, then each tenant's second, and so on. Rows a concurrent fire holds
+ * are skipped (SKIP LOCKED in a read-only statement: only a momentary lock), so
+ * schedulers spread the work.
  */
 export async function dueSchedules(ctx: PgContext, limit: number): Promise<Schedule[]> {
   const now = await ctx.now();
   const rows = await ctx.read.rows<ScheduleRow>(
-    `SELECT * FROM schedules
-     WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= $1
-     ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    `SELECT s.* FROM schedules s
+     JOIN (SELECT tenant, name,
+             row_number() OVER (PARTITION BY tenant ORDER BY next_fire_at, name) AS tenant_rank
+           FROM schedules
+           WHERE enabled AND next_fire_at IS NOT NULL AND next_fire_at <= $1) AS ranked
+       ON ranked.tenant = s.tenant AND ranked.name = s.name
+     WHERE ranked.tenant_rank <= $2
+     ORDER BY ranked.tenant_rank, s.next_fire_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
     [now, limit],
   );
   return rows.map(toSchedule);

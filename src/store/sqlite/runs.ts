@@ -17,6 +17,7 @@ import type { AgentRow, RunRow } from './rows.ts';
 import { decodeCursor, encodeCursor, toAgent, toRun } from './rows.ts';
 import { requireTenant } from './tenants.ts';
 import { appendEvent } from './trace.ts';
+import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
 
 export function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
   return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
@@ -59,6 +60,16 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       if (busy) {
         throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
       }
+    }
+    if (input.max_queued !== undefined && input.max_queued !== null) {
+      const { queued } = ctx
+        .sql(
+          `SELECT COUNT(*) AS queued FROM (SELECT 1 FROM runs INDEXED BY runs_queued_by_tenant
+             WHERE tenant = ? AND status = 'queued' LIMIT ?)`,
+        )
+        .get(input.tenant, input.max_queued) as { queued: number };
+      if (queueIsFull(queued, input.max_queued))
+        throw queueFullError(input.tenant, input.max_queued);
     }
     const now = ctx.now();
     ctx
@@ -128,16 +139,29 @@ export function listRuns(
   };
 }
 
-// The oldest queued run whose lane has nobody running. Walking the queue in FIFO order
-// makes the first hit of a lane its oldest queued run (FIFO within the scope), and a
-// busy lane's waiting runs are skipped rather than blocking the scan, so an idle lane
-// is never starved. Each skip costs one index seek on runs_lane.
+// The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap,
+// its oldest queued run whose lane has nobody running; of those, the tenant with the
+// fewest running runs wins, then the oldest. Walking a tenant's queue in FIFO order makes
+// the first hit of a lane its oldest queued run (FIFO within the scope), and a busy
+// lane's waiting runs are skipped rather than blocking the scan, so an idle lane is
+// never starved. Costs one seek per tenant plus one per skipped run; the running counts
+// read only running runs (bounded by the worker slots).
 const NEXT_QUEUED = `
-  SELECT r.queue_pos, r.run_id FROM runs r INDEXED BY runs_queue
-  WHERE r.status = 'queued'
-    AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
-                    AND x.scope = r.scope AND x.status = 'running')
-  ORDER BY r.queue_pos LIMIT 1`;
+  WITH load AS (
+    SELECT tenant, COUNT(*) AS running FROM runs INDEXED BY runs_leases
+    WHERE status = 'running' GROUP BY tenant
+  ), heads AS (
+    SELECT COALESCE(l.running, 0) AS running,
+      (SELECT r.queue_pos FROM runs r INDEXED BY runs_queued_by_tenant
+       WHERE r.tenant = t.name AND r.status = 'queued'
+         AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
+                         AND x.scope = r.scope AND x.status = 'running')
+       ORDER BY r.queue_pos LIMIT 1) AS queue_pos
+    FROM tenants t LEFT JOIN load l ON l.tenant = t.name
+    WHERE COALESCE(l.running, 0) < ?
+  )
+  SELECT r.queue_pos, r.run_id FROM heads h JOIN runs r ON r.queue_pos = h.queue_pos
+  ORDER BY h.running, h.queue_pos LIMIT 1`;
 
 // A running run whose lease expired keeps its lane and is taken over (attempt + 1).
 const NEXT_EXPIRED = `
@@ -162,7 +186,8 @@ export function claimNextRun(ctx: StoreContext, options: ClaimOptions): ClaimedR
   try {
     claimed = ctx.write((changes) => {
       const now = ctx.now();
-      const queued = ctx.sql(NEXT_QUEUED).get() as Candidate | undefined;
+      const queued = ctx.sql(NEXT_QUEUED).get(runningCapParam(options.max_running_per_tenant)) as
+        Candidate | undefined;
       const expired = ctx.sql(NEXT_EXPIRED).get(now) as Candidate | undefined;
       const pick =
         queued && expired

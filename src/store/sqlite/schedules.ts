@@ -2,6 +2,7 @@
 // and advance next_fire_at together, so a crash can neither lose nor double a fire).
 
 import { KeelError } from '../../errors.ts';
+import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
 import type {
   Page,
@@ -54,6 +55,14 @@ export function putSchedule(
         'SCHEDULE_NOT_FOUND',
         `schedule ${name} belongs to another agent or scope`,
       );
+    }
+    if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
+      const { count } = ctx
+        .sql('SELECT COUNT(*) AS count FROM (SELECT 1 FROM schedules WHERE tenant = ? LIMIT ?)')
+        .get(tenant, input.max_schedules) as { count: number };
+      if (queueIsFull(count, input.max_schedules)) {
+        throw scheduleQuotaError(tenant, input.max_schedules);
+      }
     }
     const now = ctx.now();
     const { kind: _kind, ...timingFields } = input.timing;
@@ -146,11 +155,17 @@ export function deleteSchedule(
 export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {
   const rows = ctx
     .sql(
-      `SELECT * FROM schedules INDEXED BY schedules_due
-       WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?
-       ORDER BY next_fire_at LIMIT ?`,
+      // Round-robin over tenants (src/store/rules/tenant-fairness.ts): each tenant's
+      // oldest due schedule, then each tenant's second, and so on.
+      `SELECT * FROM (
+         SELECT s.*, ROW_NUMBER() OVER (PARTITION BY tenant ORDER BY next_fire_at, name)
+           AS tenant_rank
+         FROM schedules s INDEXED BY schedules_due
+         WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?)
+       WHERE tenant_rank <= ?
+       ORDER BY tenant_rank, next_fire_at LIMIT ?`,
     )
-    .all(ctx.now(), limit) as ScheduleRow[];
+    .all(ctx.now(), limit, limit) as ScheduleRow[];
   return rows.map(toSchedule);
 }
 

@@ -1,0 +1,30 @@
+// Byte budget for list pages: large items × page size must not grow the process by
+// gigabytes. A page whose items' JSON passes `budgetBytes` is fetched again with the
+// number of items that fit (at least one), so the store hands out its own keyset cursor
+// for the shorter page and the caller pages on from there; nothing is skipped.
+
+export interface ListPage<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** How many leading items fit in `budgetBytes` of JSON (at least one). */
+export function itemsWithinBudget(items: readonly unknown[], budgetBytes: number): number {
+  let bytes = 0;
+  for (let index = 0; index < items.length; index += 1) {
+    bytes += Buffer.byteLength(JSON.stringify(items[index]) ?? '', 'utf8') + 1;
+    if (bytes > budgetBytes) return Math.max(1, index);
+  }
+  return items.length;
+}
+
+/** `fetch(limit)` must return the same first items for a smaller limit (keyset paging). */
+export async function pageWithinBudget<T>(
+  fetch: (limit: number) => Promise<ListPage<T>>,
+  limit: number,
+  budgetBytes: number,
+): Promise<ListPage<T>> {
+  const page = await fetch(limit);
+  const fits = itemsWithinBudget(page.items, budgetBytes);
+  return fits === page.items.length ? page : fetch(fits);
+}

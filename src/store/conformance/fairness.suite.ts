@@ -1,0 +1,155 @@
+// Fairness between tenants (src/store/rules/tenant-fairness.ts): the claim prefers the
+// tenant with the fewest running runs and honours a per-tenant running cap; the queued
+// run limit is exact under racing enqueues; due schedules come round-robin over tenants.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ScheduleWrite, Store } from '../store.ts';
+import type { StoreFactory } from './harness.ts';
+import { AGENT, agentSpec, claimOrFail, LEASE_MS, StoreHarness, TENANT, turn } from './harness.ts';
+
+const OTHER = 't2';
+
+async function addTenant(store: Store, tenant: string): Promise<void> {
+  await store.createTenant(tenant, {});
+  await store.putAgent(tenant, AGENT, agentSpec());
+}
+
+function dueSchedule(nextFireAt: string, scope: string): ScheduleWrite {
+  return {
+    agent: AGENT,
+    scope,
+    payload: { text: 'tick' },
+    timing: { kind: 'every', every_ms: 60_000 },
+    misfire: 'run_once',
+    enabled: true,
+    delivery: null,
+    next_fire_at: nextFireAt,
+  };
+}
+
+export function fairnessSuite(factory: StoreFactory): void {
+  describe('fairness between tenants', () => {
+    const harness = new StoreHarness(factory);
+
+    it('the claim prefers the tenant with the fewest running runs over an older queue', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      // t1 queues five runs in five lanes first; t2 queues one later.
+      for (let index = 0; index < 5; index += 1)
+        await store.enqueueRun(turn({ scope: `s${index}` }));
+      const late = await store.enqueueRun(turn({ tenant: OTHER }));
+      const first = await claimOrFail(store);
+      assert.equal(first.run.tenant, TENANT, 'equal load: the oldest run goes first');
+      const second = await claimOrFail(store);
+      assert.equal(second.run.run_id, late.run.run_id, 't2 (0 running) goes before t1 (1 running)');
+      const rest = [await claimOrFail(store), await claimOrFail(store)];
+      assert.deepEqual(
+        rest.map((claimed) => claimed.run.tenant),
+        [TENANT, TENANT],
+      );
+    });
+
+    it('a tenant at its running cap is passed over; others still claim', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      for (let index = 0; index < 4; index += 1)
+        await store.enqueueRun(turn({ scope: `s${index}` }));
+      const capped = { owner: 'w1', lease_ms: LEASE_MS, max_running_per_tenant: 2 };
+      const claimedTenants: string[] = [];
+      for (let index = 0; index < 2; index += 1) {
+        const claimed = await store.claimNextRun(capped);
+        claimedTenants.push(claimed?.run.tenant ?? 'none');
+      }
+      assert.deepEqual(claimedTenants, [TENANT, TENANT]);
+      assert.equal(await store.claimNextRun(capped), null, 't1 is at its cap of 2');
+      const other = await store.enqueueRun(turn({ tenant: OTHER }));
+      assert.equal((await store.claimNextRun(capped))?.run.run_id, other.run.run_id);
+      // Without a cap the remaining t1 runs are claimable again.
+      assert.equal(
+        (await store.claimNextRun({ owner: 'w1', lease_ms: LEASE_MS }))?.run.tenant,
+        TENANT,
+      );
+    });
+
+    it('the queued-run limit refuses with RATE_LIMITED; replays and other tenants pass', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      const limited = (overrides: Parameters<typeof turn>[0] = {}) =>
+        turn({ max_queued: 2, ...overrides });
+      await store.enqueueRun(limited({ request_id: 'r1' }));
+      await store.enqueueRun(limited({ scope: 'b' }));
+      try {
+        await store.enqueueRun(limited({ scope: 'c' }));
+        assert.fail('expected RATE_LIMITED');
+      } catch (error) {
+        const refused = error as { code?: string; details?: { retry_after_s?: number } };
+        assert.equal(refused.code, 'RATE_LIMITED');
+        assert.ok((refused.details?.retry_after_s ?? 0) > 0, 'a Retry-After hint');
+      }
+      const replay = await store.enqueueRun(limited({ request_id: 'r1' }));
+      assert.equal(replay.deduplicated, true);
+      await store.enqueueRun(limited({ tenant: OTHER }));
+      await claimOrFail(store);
+      await store.enqueueRun(limited({ scope: 'c' }));
+      const page = await store.listRuns(TENANT, { status: 'queued' }, 50);
+      assert.equal(page.items.length, 2);
+    });
+
+    it('racing enqueues on separate connections cannot both take the last place', async () => {
+      const { store, clock } = await harness.fresh();
+      const peer = await harness.peer(store, clock);
+      const attempts = Array.from({ length: 12 }, (_, index) =>
+        (index % 2 === 0 ? store : peer).enqueueRun(turn({ scope: `s${index}`, max_queued: 5 })),
+      );
+      const results = await Promise.allSettled(attempts);
+      const accepted = results.filter((result) => result.status === 'fulfilled').length;
+      const refused = results.filter(
+        (result) =>
+          result.status === 'rejected' &&
+          (result.reason as { code?: string }).code === 'RATE_LIMITED',
+      ).length;
+      console.log(`racing enqueues: accepted=${accepted} refused=${refused} (limit 5)`);
+      assert.equal(accepted, 5);
+      assert.equal(refused, 7);
+      assert.equal((await store.listRuns(TENANT, { status: 'queued' }, 50)).items.length, 5);
+    });
+
+    it('a schedule create past max_schedules is QUOTA_EXCEEDED; replacing one is fine', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      const due = new Date(Date.now() + 60_000).toISOString();
+      const quota = (scope: string) => ({ ...dueSchedule(due, scope), max_schedules: 2 });
+      await store.putSchedule(TENANT, 'one', quota('a'));
+      await store.putSchedule(TENANT, 'two', quota('b'));
+      await assert.rejects(store.putSchedule(TENANT, 'three', quota('c')), {
+        code: 'QUOTA_EXCEEDED',
+      });
+      const replaced = await store.putSchedule(TENANT, 'two', quota('b2'));
+      assert.equal(replaced.created, false);
+      await store.putSchedule(OTHER, 'one', quota('a'));
+      assert.equal((await store.listSchedules(TENANT, {}, 50)).items.length, 2);
+    });
+
+    it('due schedules come round-robin over tenants, not oldest-first across all', async () => {
+      const { store, clock } = await harness.fresh();
+      await addTenant(store, OTHER);
+      const past = (ms: number) => new Date(clock.now() - ms).toISOString();
+      // t1: 20 schedules due long ago; t2: 2 due just now.
+      for (let index = 0; index < 20; index += 1) {
+        await store.putSchedule(
+          TENANT,
+          `flood-${index}`,
+          dueSchedule(past(60_000 - index), `f${index}`),
+        );
+      }
+      await store.putSchedule(OTHER, 'b-0', dueSchedule(past(10), 'b0'));
+      await store.putSchedule(OTHER, 'b-1', dueSchedule(past(5), 'b1'));
+      const batch = await store.dueSchedules(4);
+      assert.deepEqual(
+        batch.map((schedule) => `${schedule.tenant}/${schedule.name}`),
+        [`${TENANT}/flood-0`, `${OTHER}/b-0`, `${TENANT}/flood-1`, `${OTHER}/b-1`],
+      );
+    });
+  });
+}

@@ -1,0 +1,55 @@
+// Fairness between tenants: the rules both store backends follow, written once. Only
+// the SQL that applies them differs (src/store/sqlite/runs.ts, src/store/postgres/runs.ts,
+// the two schedules.ts files).
+//
+// The claim. Among queued runs that head an idle lane (the lane guarantee: one running
+// run per tenant/agent/scope, FIFO within the lane), a worker takes the run of the
+// tenant with the FEWEST running runs, oldest first among equals; a tenant already at
+// `max_running_per_tenant` running runs is passed over. So a tenant whose long runs
+// fill the workers gets no further slot while another tenant waits, and never more than
+// its cap even when nobody else is waiting. A run whose lease expired is reclaimed as
+// before (it already counts as running, so the cap does not apply to it).
+//
+// Due schedules. A batch of due schedules is taken round-robin over tenants: every
+// tenant's oldest due schedule, then every tenant's second, … (rank within the tenant,
+// then due time), so thousands of one tenant's due schedules cannot fill the batches
+// while another tenant's wait.
+//
+// Schedules. A put that creates a schedule counts the tenant's schedules the same way.
+//
+// Queued runs. An enqueue counts the tenant's queued runs inside its own transaction
+// (SQLite: the single writer; PostgreSQL: a per-tenant advisory lock), so two racing
+// enqueues cannot both pass the last free place.
+
+import { KeelError } from '../../errors.ts';
+
+/** How long a caller refused for a full queue should wait before trying again. */
+export const QUEUE_FULL_RETRY_AFTER_S = 5;
+
+/** The error an enqueue past the tenant's queued-run limit raises (429 + Retry-After). */
+export function queueFullError(tenant: string, limit: number): KeelError {
+  return new KeelError(
+    'RATE_LIMITED',
+    `tenant ${tenant} already has ${limit} queued runs (limit tenant_limits.queued_runs); retry later`,
+    { retry_after_s: QUEUE_FULL_RETRY_AFTER_S, limit: 'queued_runs' },
+  );
+}
+
+/** True when one more queued run would pass the limit (null: no limit). */
+export function queueIsFull(queued: number, limit: number | null | undefined): boolean {
+  return limit !== null && limit !== undefined && queued >= limit;
+}
+
+/** The error a schedule create past the tenant's schedule quota raises (403). */
+export function scheduleQuotaError(tenant: string, limit: number): KeelError {
+  return new KeelError(
+    'QUOTA_EXCEEDED',
+    `tenant ${tenant} already has ${limit} schedules (limit tenant_limits.schedules); delete one first`,
+    { limit: 'schedules' },
+  );
+}
+
+/** The claim's per-tenant cap as a SQL parameter: no cap is a count nobody reaches. */
+export function runningCapParam(cap: number | null | undefined): number {
+  return cap === null || cap === undefined ? Number.MAX_SAFE_INTEGER : cap;
+}
