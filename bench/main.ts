@@ -1,10 +1,12 @@
-// `npm run bench -- <name>…`: runs the named benchmarks (all when none is named).
+// `npm run bench -- <name>…`: runs the named benchmarks (all when none is named, except
+// the soak, which takes minutes: `npm run bench -- soak`).
 
 import { runCheckpointBench } from './checkpoint.ts';
 import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
 import { runScaleBench } from './scale.ts';
+import { runSoakBench } from './soak.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
@@ -12,10 +14,12 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   overhead: runOverheadBench,
   throughput: runThroughputBench,
   scale: runScaleBench,
+  soak: runSoakBench,
 };
 
 const requested = process.argv.slice(2);
-const names = requested.length > 0 ? requested : Object.keys(BENCHMARKS);
+const names =
+  requested.length > 0 ? requested : Object.keys(BENCHMARKS).filter((name) => name !== 'soak');
 for (const name of names) {
   const bench = BENCHMARKS[name];
   if (!bench) {
