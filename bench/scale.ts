@@ -39,7 +39,8 @@ async function turnsPerSecond(workers: number): Promise<{ rate: number; maxPerSc
   const storeUrl = urlWithSchema(schema);
   const processes = new RoleProcesses();
   const config = join(tmpdir(), `keel-bench-scale-${process.pid}.toml`);
-  writeFileSync(config, '[workers]\nconcurrency = 32\n');
+  // Every turn's wait is held at once: above the default per-tenant cap of open waits.
+  writeFileSync(config, '[workers]\nconcurrency = 32\n[http]\nmax_streams_per_tenant = 1000\n');
   try {
     const api = await processes.start('api', storeUrl, { config, env: { KEEL_LOG_LEVEL: 'warn' } });
     await Promise.all(

@@ -120,8 +120,8 @@ export const HTTP_DEFAULTS: HttpSettings = {
   idle_timeout_ms: 60_000,
   keep_alive_timeout_ms: 5_000,
   max_requests_per_socket: 1000,
-  max_connections: 512,
-  max_streams_per_tenant: 32,
+  max_connections: 1024,
+  max_streams_per_tenant: 256,
 };
 // --- end [http] ---
 

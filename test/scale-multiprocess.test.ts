@@ -94,7 +94,12 @@ describe('scale-out [postgres]', { skip }, () => {
       const sink = await startEffectSink();
       const dir = tempDir('keel-scale-');
       const config = join(dir, 'keel.toml');
-      writeFileSync(config, `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n`);
+      // Every turn's wait is held at once (TURNS of them, one tenant): above the default
+      // per-tenant cap of open waits and streams.
+      writeFileSync(
+        config,
+        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n[http]\nmax_streams_per_tenant = 1000\n`,
+      );
       const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url };
       // The API first: it migrates the schema; the workers then find it current.
       const api = await processes.start('api', storeUrl, { config, env });
