@@ -1,4 +1,5 @@
-// `npm run bench -- <name>…`: runs the named benchmarks (all when none is named).
+// `npm run bench -- <name>…`: runs the named benchmarks (all when none is named, except
+// the soak, which takes minutes: `npm run bench -- soak`).
 
 import { runCheckpointBench } from './checkpoint.ts';
 import { runFairnessBench } from './fairness.ts';
@@ -6,6 +7,7 @@ import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
 import { runScaleBench } from './scale.ts';
+import { runSoakBench } from './soak.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
@@ -14,10 +16,12 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   throughput: runThroughputBench,
   scale: runScaleBench,
   fairness: runFairnessBench,
+  soak: runSoakBench,
 };
 
 const requested = process.argv.slice(2);
-const names = requested.length > 0 ? requested : Object.keys(BENCHMARKS);
+const names =
+  requested.length > 0 ? requested : Object.keys(BENCHMARKS).filter((name) => name !== 'soak');
 for (const name of names) {
   const bench = BENCHMARKS[name];
   if (!bench) {

@@ -39,10 +39,11 @@ async function turnsPerSecond(workers: number): Promise<{ rate: number; maxPerSc
   const storeUrl = urlWithSchema(schema);
   const processes = new RoleProcesses();
   const config = join(tmpdir(), `keel-bench-scale-${process.pid}.toml`);
-  // One tenant on up to 4 workers: its running cap must not be the bottleneck measured.
+  // One tenant on up to 4 workers: neither its running cap nor the per-tenant cap of
+  // open waits (every turn's wait is held at once) must be the bottleneck measured.
   writeFileSync(
     config,
-    '[workers]\nconcurrency = 32\n\n[tenant_limits]\nrunning_runs = 128\nrequests_per_s = 100000\nrequest_burst = 100000\n',
+    '[workers]\nconcurrency = 32\n\n[tenant_limits]\nrunning_runs = 128\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\n',
   );
   try {
     const api = await processes.start('api', storeUrl, { config, env: { KEEL_LOG_LEVEL: 'warn' } });

@@ -68,6 +68,8 @@ async function keelTrial(
       ...loaded,
       store: { ...loaded.store, durability },
       workers: { ...loaded.workers, concurrency: CONCURRENCY },
+      // SCOPES waits are held at once, one tenant: above the default per-tenant cap.
+      http: { ...loaded.http, max_streams_per_tenant: 1000 },
     },
     { logger: pino({ level: 'silent' }) },
   );

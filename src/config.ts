@@ -64,6 +64,19 @@ const fileSchema = z.strictObject({
       list_page_bytes: z.number().int().min(65_536).optional(),
     })
     .optional(),
+  // --- [http]: connection limits and timeouts of the HTTP server (issue 12 item 2) ---
+  http: z
+    .strictObject({
+      request_timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
+      headers_timeout_ms: z.number().int().min(1000).max(600_000).optional(),
+      idle_timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
+      keep_alive_timeout_ms: z.number().int().min(100).max(600_000).optional(),
+      max_requests_per_socket: z.number().int().min(0).max(1_000_000).optional(),
+      max_connections: z.number().int().min(1).max(1_000_000).optional(),
+      max_streams_per_tenant: z.number().int().min(1).max(100_000).optional(),
+    })
+    .optional(),
+  // --- end [http] ---
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
@@ -84,6 +97,7 @@ export interface KeelConfig {
   web: { search_url: string; allow_hosts: string[] };
   delivery: { max_attempts: number };
   log: { level: string; pretty: boolean };
+  http: HttpSettings;
   /** Test-only fault injection (spec/reliability.md); inert unless enabled. */
   failpoints: { enabled: boolean; spec: string };
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
@@ -128,6 +142,34 @@ function tenantLimitsOf(
   };
 }
 // ---- end [tenant_limits] -------------------------------------------------------------
+// --- [http] settings (issue 12 item 2); docs/configuration.md explains each ---
+export interface HttpSettings {
+  /** Whole request (headers and body) must arrive within this; then 408 and close. */
+  request_timeout_ms: number;
+  /** The headers must arrive within this (slowloris). */
+  headers_timeout_ms: number;
+  /** A socket with no traffic either way for this long is closed (a stalled body). */
+  idle_timeout_ms: number;
+  /** An idle keep-alive socket between requests is closed after this. */
+  keep_alive_timeout_ms: number;
+  /** Requests one keep-alive socket may carry before it is closed; 0 = no limit. */
+  max_requests_per_socket: number;
+  /** Open sockets at once; further connections are dropped on accept. */
+  max_connections: number;
+  /** Open SSE streams and long-poll waits per tenant; more get 429 RATE_LIMITED. */
+  max_streams_per_tenant: number;
+}
+
+export const HTTP_DEFAULTS: HttpSettings = {
+  request_timeout_ms: 30_000,
+  headers_timeout_ms: 10_000,
+  idle_timeout_ms: 60_000,
+  keep_alive_timeout_ms: 5_000,
+  max_requests_per_socket: 1000,
+  max_connections: 1024,
+  max_streams_per_tenant: 256,
+};
+// --- end [http] ---
 
 export interface ConfigFlags {
   config?: string;
@@ -200,6 +242,13 @@ export function loadConfig(
       `${adminTokenEnv}: the admin token needs at least 16 characters`,
     );
   }
+  const http: HttpSettings = { ...HTTP_DEFAULTS, ...file.http };
+  if (http.headers_timeout_ms > http.request_timeout_ms) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      'http.headers_timeout_ms: must not exceed http.request_timeout_ms (the headers are part of the request)',
+    );
+  }
   const providers = file.providers ?? {};
   const providerKeys: Record<string, string | undefined> = {};
   for (const [name, provider] of Object.entries(providers)) {
@@ -237,6 +286,7 @@ export function loadConfig(
       level: env.KEEL_LOG_LEVEL ?? file.log?.level ?? 'info',
       pretty: flags.pretty ?? false,
     },
+    http,
     failpoints: {
       enabled: env.KEEL_TEST_FAILPOINTS === '1',
       spec: env.KEEL_FAILPOINTS ?? '',

@@ -15,6 +15,11 @@ export const ERROR_CATALOGUE = {
   UNKNOWN_FIELD: { status: 400, retryable: false, message: 'the request has an unknown field' },
   UNAUTHENTICATED: { status: 401, retryable: false, message: 'a valid bearer token is required' },
   FORBIDDEN: { status: 403, retryable: false, message: 'this token may not do that' },
+  CROSS_SITE_REQUEST: {
+    status: 403,
+    retryable: false,
+    message: 'cross-site requests are refused',
+  },
   HOST_NOT_ALLOWED: {
     status: 403,
     retryable: false,
@@ -45,6 +50,11 @@ export const ERROR_CATALOGUE = {
     message: 'the claim token does not match',
   },
   DELIVERY_NOT_CLAIMED: { status: 409, retryable: false, message: 'the delivery is not claimed' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    retryable: true,
+    message: 'the request did not arrive in time',
+  },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false, message: 'the body is too large' },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

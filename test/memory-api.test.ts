@@ -51,7 +51,11 @@ async function call(
   const response = await app.inject({
     method: method as 'GET',
     url,
-    headers: { host: '127.0.0.1' },
+    // A state-changing request names its content type even without a body.
+    headers: {
+      host: '127.0.0.1',
+      ...(method === 'GET' ? {} : { 'content-type': 'application/json' }),
+    },
     ...(body === undefined ? {} : { payload: body as object }),
   });
   return { status: response.statusCode, body: response.json() };
@@ -132,6 +136,27 @@ describe('memory REST', () => {
     assert.deepEqual((await call('GET', `${T}/checks`)).body.items, []);
     // exactly 4096 bytes is accepted
     assert.equal((await call('PUT', `${T}/checks/max`, { text: 'é'.repeat(2048) })).status, 201);
+  });
+
+  it('a fact of only control characters or with a lone surrogate is a 400 naming text, nothing written', async () => {
+    const cases: [string, string, RegExp][] = [
+      ['ctl', '\u0001\u0002\u0003', /^text: must not contain control characters/],
+      ['ctl-mixed', 'rex\u0000is a dog', /^text: must not contain control characters \(U\+0000/],
+      ['invisible', '\u200b\u200d', /^text: must contain a visible character/],
+      ['surrogate', 'my dog \ud800 Rex', /^text: must be well-formed Unicode/],
+    ];
+    for (const [id, text, message] of cases) {
+      // Sent as JSON text so the lone surrogate arrives as the escape \ud800.
+      const put = await call('PUT', `${T}/default/${id}`, JSON.stringify({ text }));
+      assert.equal(put.status, 400, `${id}: ${JSON.stringify(put.body)}`);
+      assert.equal(put.body.error.code, 'VALIDATION_FAILED');
+      assert.match(put.body.error.message, message);
+      assert.equal((await call('GET', `${T}/default/${id}`)).status, 404, id);
+    }
+    // Tabs, newlines and paired surrogates (emoji) are fine.
+    const fine = await call('PUT', `${T}/default/fine`, { text: 'rex\tis 🐕\nold' });
+    assert.equal(fine.status, 201);
+    assert.equal(fine.body.fact.text, 'rex\tis 🐕\nold');
   });
 
   it('lists with a keyset cursor bound to the namespace', async () => {

@@ -17,7 +17,8 @@ async function api(
 ): Promise<{ status: number; body: any }> {
   const response = await fetch(`${keel.url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // POST/PUT/PATCH name their content type even without a body (cross-site guard).
+    headers: method === 'GET' ? {} : { 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: response.status, body: await response.json() };

@@ -214,3 +214,16 @@ describe('memory tools', () => {
     assert.equal((await toolError('memory_get', { id: 'x' }, context)).code, 'MEMORY_UNAVAILABLE');
   });
 });
+
+describe('memory_put text rules', () => {
+  it('control-character-only text and lone surrogates are tool errors naming text; nothing stored', async () => {
+    const context = contextFor('t1', 'assistant', 'run-text');
+    const before = JSON.stringify(await run('memory_list', {}, context));
+    for (const text of ['\u0007\u0007', 'peanuts \udc00']) {
+      const error = await toolError('memory_put', { text }, context);
+      assert.equal(error.code, 'INVALID_ARGUMENT', JSON.stringify(error));
+      assert.match(error.message, /^text: must/);
+    }
+    assert.equal(JSON.stringify(await run('memory_list', {}, context)), before, 'nothing stored');
+  });
+});

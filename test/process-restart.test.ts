@@ -102,7 +102,8 @@ async function serve(dataDir: string, env: Record<string, string> = {}): Promise
 async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // POST/PUT/PATCH name their content type even without a body (cross-site guard).
+    headers: method === 'GET' ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };

@@ -94,11 +94,11 @@ describe('scale-out [postgres]', { skip }, () => {
       const sink = await startEffectSink();
       const dir = tempDir('keel-scale-');
       const config = join(dir, 'keel.toml');
-      // One tenant across three workers: its running cap covers every slot (the default
-      // keeps a quarter of one process's slots for other tenants).
+      // One tenant across three workers: its running cap covers every slot, and every
+      // turn's wait is held at once (above the default per-tenant cap of open waits).
       writeFileSync(
         config,
-        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n\n[tenant_limits]\nrunning_runs = 48\nrequests_per_s = 100000\nrequest_burst = 100000\n`,
+        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n\n[tenant_limits]\nrunning_runs = 48\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\n`,
       );
       const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url };
       // The API first: it migrates the schema; the workers then find it current.

@@ -2,12 +2,17 @@
 // field with its default and range. The same schema serves JSON and TOML bodies.
 
 import { z } from 'zod';
+import { nestingProblem } from '../nesting.ts';
 import type { AgentSpec } from '../types.ts';
 import { jsonObjectSchema, nameSchema } from './schemas.ts';
 
 // provider name / model name; the model part may hold "/", ":" and "." (ollama/qwen3:8b,
 // openrouter/anthropic/claude-3.5), but no whitespace or control characters.
 const MODEL_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}\/[^\s\u0000-\u001f\u007f]{1,200}$/;
+
+// The run loop walks output_schema against every final answer, recursively; a real
+// schema is a few levels deep.
+const MAX_OUTPUT_SCHEMA_DEPTH = 32;
 
 const toolNameSchema = z
   .string()
@@ -47,6 +52,10 @@ export const agentSpecSchema = z
       .default(20)
       .describe('complete past turns of the thread sent to the model; 0 = none'),
     output_schema: jsonObjectSchema
+      .superRefine((schema, context) => {
+        const tooDeep = nestingProblem(schema, 'output_schema', MAX_OUTPUT_SCHEMA_DEPTH);
+        if (tooDeep) context.addIssue({ code: 'custom', message: tooDeep.message });
+      })
       .optional()
       .describe('JSON Schema object the final output must validate against'),
     on_uncertain_effect: z.enum(['tell_model', 'fail']).default('tell_model'),

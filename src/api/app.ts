@@ -14,11 +14,13 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { KeelError } from '../errors.ts';
 import { installAuth } from './auth.ts';
 import { clientErrorHandler } from './client-errors.ts';
+import { installCrossSiteGuard } from './cross-site.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { installTenantRateLimit, TenantRateLimiter } from './rate-limit.ts';
 import type { ApiDeps, ZodApp } from './deps.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
 import { requestIdFor } from './request-id.ts';
+import { TenantStreams, installStreamLimits } from './streams.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { artifactRoutes } from './routes/artifacts.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
@@ -44,6 +46,7 @@ const DEFAULT_BODY_LIMIT = 1_048_576;
 export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   // The pinned pino Logger type is narrower than FastifyBaseLogger; fastify only needs
   // the base interface, so the instance is typed with it.
+  const http = deps.config.http;
   const app = Fastify({
     loggerInstance: deps.logger,
     genReqId: requestIdFor,
@@ -58,7 +61,21 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     // Requests arriving while closing get keel's error shape instead (hook below).
     return503OnClosing: false,
     forceCloseConnections: true,
+    // Slow or stalled clients (docs/threat-model.md, slowloris): each socket is bounded
+    // in time, and the server in sockets.
+    requestTimeout: http.request_timeout_ms,
+    http: {
+      headersTimeout: http.headers_timeout_ms,
+      // Node checks the header and request deadlines on this interval (default 30 s,
+      // which would let a 10 s deadline slip to 40 s): a quarter of the shorter one.
+      connectionsCheckingInterval: Math.max(250, Math.floor(http.headers_timeout_ms / 4)),
+    },
+    connectionTimeout: http.idle_timeout_ms,
+    keepAliveTimeout: http.keep_alive_timeout_ms,
+    maxRequestsPerSocket: http.max_requests_per_socket,
   }) as unknown as FastifyInstance;
+  // Not a fastify option: set on the Node server before it listens.
+  app.server.maxConnections = http.max_connections;
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -88,6 +105,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   installErrorHandling(app);
   installBodyParsers(app);
   installAuth(app, deps.config, deps.store);
+  // A cross-site request is refused before it can spend the tenant's request tokens.
+  installCrossSiteGuard(app);
   installTenantRateLimit(
     app,
     new TenantRateLimiter({
@@ -95,6 +114,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       burst: deps.config.tenant_limits.request_burst,
     }),
   );
+  installStreamLimits(app, new TenantStreams(http.max_streams_per_tenant));
 
   await app.register(swagger, {
     openapi: {

@@ -5,28 +5,30 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TomlError, parse as parseToml } from 'smol-toml';
 import { KeelError } from '../errors.ts';
+import { nestingProblem } from '../nesting.ts';
 
 /** A key that would reach an object's prototype if a body were ever merged into another. */
 const FORBIDDEN_KEY = '__proto__';
 
-// Deeper bodies are refused: later code (fingerprints, storage) walks them recursively.
-const MAX_DEPTH = 64;
+/** Refuses absurd nesting (naming where), then `__proto__` keys. */
+function checkShape(value: unknown): void {
+  // First, and iteratively: the key walk below and every later step recurse.
+  const tooDeep = nestingProblem(value, 'body');
+  if (tooDeep) throw new KeelError('VALIDATION_FAILED', tooDeep.message);
+  rejectProtoKeys(value);
+}
 
-/** Rejects `__proto__` keys and absurd nesting; returns nothing when the value is fine. */
-function checkShape(value: unknown, depth: number): void {
+function rejectProtoKeys(value: unknown): void {
   if (value === null || typeof value !== 'object') return;
-  if (depth > MAX_DEPTH) {
-    throw new KeelError('VALIDATION_FAILED', `body: nested deeper than ${MAX_DEPTH} levels`);
-  }
   if (Array.isArray(value)) {
-    for (const item of value) checkShape(item, depth + 1);
+    for (const item of value) rejectProtoKeys(item);
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
     if (key === FORBIDDEN_KEY) {
       throw new KeelError('VALIDATION_FAILED', 'body: a key named __proto__ is not allowed');
     }
-    checkShape(inner, depth + 1);
+    rejectProtoKeys(inner);
   }
 }
 
@@ -40,7 +42,7 @@ export function parseJsonBody(text: string): unknown {
     throw new KeelError('INVALID_JSON', `the body is not valid JSON: ${(error as Error).message}`);
   }
   // Checked after parsing, so escaped spellings (\u005f_proto__) are caught too.
-  checkShape(value, 0);
+  checkShape(value);
   return value;
 }
 
@@ -59,10 +61,11 @@ export function parseTomlBody(text: string): unknown {
     }
     throw new KeelError('INVALID_TOML', 'the body is not valid TOML');
   }
+  // Before the JSON round trip below: deep dotted keys or table headers (`a.a.a…`) parse
+  // fine but would overflow JSON.stringify's stack.
+  checkShape(value);
   // TOML dates are Date objects; the schemas speak JSON, so dates become RFC 3339 strings.
-  const plain = JSON.parse(JSON.stringify(value)) as unknown;
-  checkShape(plain, 0);
-  return plain;
+  return JSON.parse(JSON.stringify(value)) as unknown;
 }
 
 export function installBodyParsers(app: FastifyInstance): void {

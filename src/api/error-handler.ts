@@ -57,6 +57,9 @@ export function validationToKeelError(issues: ValidationIssue[], context: string
   return new KeelError('VALIDATION_FAILED', described.join('; '));
 }
 
+/** Unauthenticated, forbidden (cross-site too), too large, wrong media type. */
+const CLOSES_CONNECTION = new Set([401, 403, 413, 415]);
+
 function retryAfterSeconds(error: KeelError): number | null {
   if (error.status !== 429 && error.status !== 503) return null;
   const hinted = error.details?.retry_after_s;
@@ -89,6 +92,12 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: K
   const retryAfter = retryAfterSeconds(error);
   if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
   if (error.code === 'UNAUTHENTICATED') void reply.header('www-authenticate', 'Bearer');
+  // A refused caller, or one whose body is still unread, loses its socket after the
+  // answer: Node would otherwise drain (wait for) the rest of the body, however slowly
+  // it trickles in, to reuse the connection.
+  if (CLOSES_CONNECTION.has(error.status) || !request.raw.complete) {
+    void reply.header('connection', 'close');
+  }
   // Set here too: replies to framework errors (bad URLs) skip the onSend hook.
   void reply.header('x-request-id', String(request.id));
   const body: ErrorBody = {

@@ -84,10 +84,10 @@ export function createClient(config: ClientConfig): KeelClient {
     },
     async request(method, path, body, contentType = 'application/json') {
       const response = await send(method, path, {
-        ...(body !== undefined && {
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-          headers: { 'content-type': contentType },
-        }),
+        ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+        // Named even without a body: keel refuses a state-changing request without one
+        // (its guard against cross-site requests, docs/threat-model.md).
+        ...(method !== 'GET' && { headers: { 'content-type': contentType } }),
       });
       if (!response.ok) throw await failure(response);
       const text = await response.text();

@@ -8,9 +8,26 @@ export function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
+// C0/C1 control characters other than tab, line feed and carriage return: no fact needs
+// them, and a "fact" made of them is invisible to whoever reads or searches it.
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
+// In a `u` regex a paired surrogate is one code point, so \p{Cs} matches only lone ones.
+const LONE_SURROGATE = /\p{Cs}/u;
+// Something a reader can see: not whitespace, not a control or format character.
+const VISIBLE = /[^\s\p{Cc}\p{Cf}]/u;
+
 /** null when the text is a valid fact, else what is wrong with it. */
 export function factTextProblem(text: string): string | null {
   if (text.trim().length === 0) return 'must not be empty';
+  // A lone surrogate cannot be encoded as UTF-8: storing it would silently turn it into
+  // U+FFFD, so the fact read back would differ from the one written.
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it has a lone surrogate)';
+  const control = CONTROL.exec(text);
+  if (control) {
+    const code = control[0].codePointAt(0) ?? 0;
+    return `must not contain control characters (U+${code.toString(16).toUpperCase().padStart(4, '0')} at index ${control.index})`;
+  }
+  if (!VISIBLE.test(text)) return 'must contain a visible character';
   const bytes = utf8Length(text);
   if (bytes > MAX_FACT_BYTES) return `is ${bytes} bytes; a fact holds at most ${MAX_FACT_BYTES}`;
   return null;

@@ -15,6 +15,7 @@
 
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AnyToolSpec, ToolContext, ToolPorts } from '../tools/tool.ts';
+import { nestingProblem } from '../nesting.ts';
 import { ToolError } from '../tools/tool.ts';
 import type { Agent, JsonValue, RunError, ToolCall, ToolResultBody } from '../types.ts';
 
@@ -84,6 +85,15 @@ export function prepareCall(call: ToolCall, env: ToolCallEnv): PreparedCall {
         code: 'INVALID_ARGUMENTS',
         message: `arguments are not valid JSON: ${(error as Error).message}`,
       }),
+    };
+  }
+  // Bounded before zod walks it: the model writes these, and a pathological nesting
+  // would overflow the stack in the schema check instead of being a tool error.
+  const tooDeep = nestingProblem(raw, 'arguments');
+  if (tooDeep) {
+    return {
+      kind: 'rejected',
+      result: failure(call, { code: 'INVALID_ARGUMENTS', message: tooDeep.message }),
     };
   }
   const parsed = tool.input.safeParse(raw);

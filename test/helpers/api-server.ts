@@ -46,7 +46,8 @@ export interface RequestOptions {
   /** Bearer token; default: the admin token. Pass null to send none. */
   token?: string | null;
   headers?: Record<string, string>;
-  contentType?: string;
+  /** Default: application/json on a body or a POST/PUT/PATCH; null sends none. */
+  contentType?: string | null;
 }
 
 export interface ApiServer {
@@ -94,10 +95,17 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
         typeof requestOptions.body === 'string'
           ? requestOptions.body
           : JSON.stringify(requestOptions.body);
-      headers['content-type'] = requestOptions.contentType ?? 'application/json';
       // Explicit: Node's client frames DELETE/GET bodies only with a content-length.
       headers['content-length'] = String(Buffer.byteLength(body));
     }
+    // Like the CLI: a state-changing request names its content type even without a body.
+    const contentType =
+      requestOptions.contentType === undefined
+        ? body !== undefined || ['POST', 'PUT', 'PATCH'].includes(method)
+          ? 'application/json'
+          : null
+        : requestOptions.contentType;
+    if (contentType !== null) headers['content-type'] = contentType;
     // node:http rather than fetch: fetch silently replaces a custom Host header.
     const response = await sendRaw(url, method, path, headers, body);
     const isJson = (response.headers.get('content-type') ?? '').includes('application/json');

@@ -176,7 +176,8 @@ export async function call(
 ): Promise<Loose> {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    // POST/PUT/PATCH name their content type even without a body (cross-site guard).
+    headers: method === 'GET' ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: await response.json() };

@@ -124,7 +124,7 @@ export function artifactRoutes(app: ZodApp, deps: ApiDeps): void {
     scoped.withTypeProvider<ZodTypeProvider>().put(
       '/v1/tenants/:tenant/artifacts/*',
       {
-        config: { auth: 'tenant' },
+        config: { auth: 'tenant', any_content_type: true },
         bodyLimit: deps.config.limits.artifact_bytes,
         schema: {
           tags,

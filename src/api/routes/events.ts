@@ -117,7 +117,7 @@ export function eventRoutes(app: ZodApp, deps: ApiDeps): void {
   app.get(
     '/v1/tenants/:tenant/runs/:id/events',
     {
-      config: { auth: 'tenant' },
+      config: { auth: 'tenant', long_lived: true },
       schema: {
         tags: ['runs'],
         description:

@@ -84,7 +84,10 @@ export function runRoutes(app: ZodApp, deps: ApiDeps): void {
 
   app.get(
     '/v1/tenants/:tenant/runs/:id/wait',
-    { config: { auth: 'tenant' }, schema: { tags, params: runParams, querystring: waitQuery } },
+    {
+      config: { auth: 'tenant', long_lived: true },
+      schema: { tags, params: runParams, querystring: waitQuery },
+    },
     async (request, reply) => {
       const disconnect = abortOnDisconnect(reply);
       const result = await waitForRun(
