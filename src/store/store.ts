@@ -331,8 +331,11 @@ export interface Store {
   heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
   /** Expires every running lease now: a single-process store reclaims at startup. */
   expireAllLeases(): Promise<number>;
-  /** Appends entries and events in one transaction. Throws LEASE_LOST when stale. */
-  appendProgress(fence: Fence, progress: ProgressInput): Promise<void>;
+  /**
+   * Appends entries and events in one transaction. Throws LEASE_LOST when stale.
+   * Returns the entries as stored (with their seq, attempt and ts), in order.
+   */
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]>;
   loadEntries(runId: string): Promise<RunEntry[]>;
   /**
    * The one finalization transaction: status, output or error, terminal trace event,

@@ -211,7 +211,7 @@ export class PostgresStore implements Store {
   expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
-  appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
     return runWrites.appendProgress(this.ctx, fence, progress);
   }
   loadEntries(runId: string): Promise<RunEntry[]> {

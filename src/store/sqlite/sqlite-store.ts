@@ -215,7 +215,7 @@ export class SqliteStore implements Store {
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
-  async appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+  async appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
     return this.ctx.batched(() => runWrites.appendProgress(this.ctx, fence, progress));
   }
   async loadEntries(runId: string): Promise<RunEntry[]> {
