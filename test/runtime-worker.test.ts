@@ -205,29 +205,35 @@ describe('worker', () => {
       assert.equal(h.model.aborted, 1);
       assert.equal(await status(h.store, runId), 'running');
 
-      const stale = await finalizeRun({
-        store: h.store,
-        logger: silent,
-        fence: { run_id: runId, attempt: 1 },
-        outcome: { status: 'failed', error: { code: 'X', message: 'stale' } },
-        steps: 0,
-        usage: emptyUsage(),
-        elapsedMs: 0,
-      });
+      const stale = await finalizeRun(
+        h.store,
+        silent,
+        { run_id: runId, attempt: 1 },
+        {
+          status: 'failed',
+          error: { code: 'INTERNAL', message: 'stale' },
+          steps: 0,
+          usage: emptyUsage(),
+          elapsed_ms: 0,
+        },
+      );
       assert.equal(stale, null, 'the stale attempt may not finalize');
       await assert.rejects(
         h.store.appendProgress({ run_id: runId, attempt: 1 }, { events: [] }),
         /LEASE_LOST|no longer holds/,
       );
-      const current = await finalizeRun({
-        store: h.store,
-        logger: silent,
-        fence: { run_id: runId, attempt: 2 },
-        outcome: { status: 'failed', error: { code: 'X', message: 'thief' } },
-        steps: 0,
-        usage: emptyUsage(),
-        elapsedMs: 0,
-      });
+      const current = await finalizeRun(
+        h.store,
+        silent,
+        { run_id: runId, attempt: 2 },
+        {
+          status: 'failed',
+          error: { code: 'INTERNAL', message: 'thief' },
+          steps: 0,
+          usage: emptyUsage(),
+          elapsed_ms: 0,
+        },
+      );
       assert.equal(current?.status, 'failed');
       const entries = await h.store.loadEntries(runId);
       assert.deepEqual(

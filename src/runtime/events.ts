@@ -1,8 +1,8 @@
 // Typed run events (noun.verb). Persisted ones become trace rows; `model.delta` is
-// live only.
+// live only. Every data shape is plain JSON, so a RunEvent is a store NewEvent as is.
 
 import type { ToolEffect } from '../tools/tool.ts';
-import type { JsonObject, RunError, Usage } from '../types.ts';
+import type { JsonObject, RunError, ToolResultBody, Usage } from '../types.ts';
 
 export type RunEvent =
   | { type: 'run.queued'; data: { source: string; request_id: string | null } }
@@ -48,7 +48,7 @@ export type RunEvent =
         idempotency_key?: string;
       };
     }
-  | { type: 'tool.result'; data: JsonObject }
+  | { type: 'tool.result'; data: ToolResultBody }
   | { type: 'run.note'; data: { text: string } }
   | { type: 'run.succeeded'; data: { output: JsonObject; usage: Usage; steps: number } }
   | { type: 'run.failed'; data: { error: RunError } }

@@ -1,5 +1,5 @@
 // What a reclaimed run does with the calls of its last assistant entry that have no
-// result (spec/agent-loop.md "Effects and resume"), sharpened by the intent record:
+// result (docs/reliability.md, "Journal of a tool call"), sharpened by the intent record:
 //
 //   no `tool.call` event for it in this step → it never started: run it normally;
 //   a `tool.call` event but no result → it was in flight when the runtime stopped:
@@ -8,12 +8,13 @@
 //       on_uncertain_effect "tell_model" → an OUTCOME_UNKNOWN result for the model,
 //       "fail" → the run fails EFFECT_OUTCOME_UNKNOWN.
 //
-// The spec alone would treat every unanswered effectful call as uncertain; the intent
-// record lets a call that provably never started run instead of asking the model.
+// Without the intent record every unanswered effectful call would be uncertain; with it,
+// a call that provably never started runs instead of asking the model.
 
 import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
+import type { RunEvent } from './events.ts';
 import { openCalls } from './open-calls.ts';
 
 export const OUTCOME_UNKNOWN_MESSAGE =
@@ -26,6 +27,26 @@ export interface ResumePlan {
   uncertain: string[];
   /** Never started: run normally. */
   not_started: string[];
+}
+
+/** The `run.resumed` event of a reclaimed attempt: what it loaded and its plan. */
+export function resumedEvent(
+  attempt: number,
+  entriesLoaded: number,
+  steps: number,
+  plan: ResumePlan,
+): RunEvent {
+  return {
+    type: 'run.resumed',
+    data: {
+      attempt,
+      entries_loaded: entriesLoaded,
+      steps,
+      rerun_calls: plan.rerun,
+      uncertain_calls: plan.uncertain,
+      not_started_calls: plan.not_started,
+    },
+  };
 }
 
 export function outcomeUnknownResult(call: ToolCall): ToolResultBody {

@@ -9,8 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ClaimedRun, Fence } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
-import { finalizeRun } from './finalize.ts';
-import type { FinalOutcome } from './finalize.ts';
+import { finalizeRun, runFailed } from './finalize.ts';
 import type { RunLoopDeps } from './run-loop.ts';
 import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
@@ -154,50 +153,22 @@ export function createWorker(options: WorkerOptions): Worker {
         return;
       }
       if (!claimed.agent) {
-        const run = await finalizeRun({
-          store,
-          logger: log,
-          fence,
-          outcome: {
-            status: 'failed',
-            error: { code: 'AGENT_NOT_FOUND', message: `agent "${claimed.run.agent}" was deleted` },
-          },
-          steps: claimed.run.steps,
-          usage: claimed.run.usage,
-          elapsedMs: claimed.elapsed_ms,
-        });
-        finished = run?.status ?? null;
+        const message = `agent "${claimed.run.agent}" was deleted`;
+        const { steps, usage } = claimed.run;
+        const figures = { steps, usage, elapsed_ms: claimed.elapsed_ms };
+        const input = { ...runFailed('AGENT_NOT_FOUND', message), ...figures };
+        finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
         return;
       }
-      const agent = claimed.agent;
-      const result = await runLoop(options, claimed, agent, control);
-      const { outcome } = result;
-      if (outcome.kind === 'stopped') {
+      const { outcome, figures } = await runLoop(options, claimed, claimed.agent, control);
+      if (outcome.status === 'stopped') {
         log.info({ cause: outcome.cause }, 'run attempt stopped');
         stopHeartbeat();
         if (outcome.cause === 'shutdown') await releaseLease(fence);
         if (outcome.cause === 'cancelled') finished = 'cancelled';
         return;
       }
-      const final: FinalOutcome =
-        outcome.kind === 'succeeded'
-          ? {
-              status: 'succeeded',
-              output: outcome.output,
-              replyText: outcome.replyText,
-              contextWindow: agent.context_window,
-            }
-          : { status: 'failed', error: outcome.error };
-      const run = await finalizeRun({
-        store,
-        logger: log,
-        fence,
-        outcome: final,
-        steps: result.steps,
-        usage: result.usage,
-        elapsedMs: result.elapsedMs,
-      });
-      finished = run?.status ?? null;
+      finished = (await finalizeRun(store, log, fence, { ...outcome, ...figures }))?.status ?? null;
     } catch (error) {
       // Unexpected (store unreachable, a bug): keep the run as it is; its lease expires
       // and a later claim resumes it from the last checkpoint.

@@ -21,7 +21,8 @@ import type {
   MisfirePolicy,
   Run,
   RunEntry,
-  RunError,
+  RunFigures,
+  RunOutcome,
   RunSource,
   RunStatus,
   Schedule,
@@ -103,18 +104,8 @@ export interface ProgressInput {
   elapsed_ms?: number;
 }
 
-export type FinalizeInput =
-  | {
-      status: 'succeeded';
-      output: JsonObject;
-      /** The text the thread context remembers for this turn. */
-      reply_text: string;
-      steps: number;
-      usage: Usage;
-      elapsed_ms: number;
-      context_window: number;
-    }
-  | { status: 'failed'; error: RunError; steps: number; usage: Usage; elapsed_ms: number };
+/** The one finalize transaction writes the run's outcome and its final figures. */
+export type FinalizeInput = RunOutcome & RunFigures;
 
 export interface DeliveryClaimInput {
   limit: number;
