@@ -43,7 +43,13 @@ function request(list: RunEntry[], extra: Partial<ModelRequest> = {}): ModelRequ
 function result(call_id: string, name: string, ok: boolean, value: unknown): EntryBody {
   const body: ToolResultBody = ok
     ? { call_id, name, ok, result: value as never, duration_ms: 1 }
-    : { call_id, name, ok, error: { code: String(value) as ToolErrorCode, message: 'x' }, duration_ms: 1 };
+    : {
+        call_id,
+        name,
+        ok,
+        error: { code: String(value) as ToolErrorCode, message: 'x' },
+        duration_ms: 1,
+      };
   return { kind: 'tool_result', body };
 }
 
