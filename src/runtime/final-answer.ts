@@ -1,10 +1,11 @@
 // The final answer of a run: text becomes `{reply: text}`, a JSON object answer is used
 // as is; an answer that misses output_schema gets one repair note naming the problems,
-// and a second miss fails the run OUTPUT_INVALID (docs/http-api.md, agent document).
+// and a second miss fails the run OUTPUT_INVALID (docs/http-api.md, agent document). A
+// schema that cannot be used at all fails the run at once.
 
 import type { JsonObject, JsonValue, RunEntry, RunOutcome } from '../types.ts';
 import { runFailed } from './finalize.ts';
-import { checkOutputSchema } from './output-schema.ts';
+import type { OutputSchemas } from './output-schema.ts';
 
 /** A JSON object answer is used as is; anything else becomes `{reply: text}`. */
 export function finalOutput(text: string): JsonObject {
@@ -36,11 +37,17 @@ export function judgeFinalAnswer(
   text: string,
   agent: { output_schema?: JsonObject; context_window: number },
   entries: readonly RunEntry[],
+  schemas: OutputSchemas,
 ): AnswerVerdict {
   const output = finalOutput(text);
   const schema = agent.output_schema;
-  const problems = schema ? checkOutputSchema(schema, output) : [];
-  if (problems.length === 0) {
+  const check = schema ? schemas.check(schema, output) : { kind: 'valid' as const };
+  if (check.kind === 'unusable') {
+    // No answer can fix the schema itself: no repair step.
+    const message = `output_schema cannot be used: ${check.reason}`;
+    return { kind: 'final', outcome: runFailed('OUTPUT_INVALID', message) };
+  }
+  if (check.kind === 'valid') {
     const outcome: RunOutcome = {
       status: 'succeeded',
       output,
@@ -49,6 +56,7 @@ export function judgeFinalAnswer(
     };
     return { kind: 'final', outcome };
   }
+  const { problems } = check;
   // Every earlier final answer of this run was invalid (it would have ended the run),
   // so a second one means the repair step is used up.
   const finals = entries.filter(

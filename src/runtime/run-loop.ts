@@ -24,6 +24,7 @@ import { contextTurns, userText } from './model-input.ts';
 import type { ModelStepDeps } from './model-step.ts';
 import { modelStep } from './model-step.ts';
 import { judgeFinalAnswer } from './final-answer.ts';
+import { OutputSchemas } from './output-schema.ts';
 import { runFailed } from './finalize.ts';
 import type { RunControl, StopCause } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
@@ -49,6 +50,8 @@ export interface RunLoopDeps {
   now?: () => number;
   /** Test-only switches that break one guarantee each (config.seeded_bugs). */
   seededBugs?: readonly string[];
+  /** Compiled output schemas, shared by the worker's runs; default: one per attempt. */
+  outputSchemas?: OutputSchemas;
 }
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
@@ -161,7 +164,12 @@ class RunAttempt {
     }
     const last = this.journal.entries[this.journal.entries.length - 1];
     if (last?.kind === 'assistant' && last.body.tool_calls.length === 0) {
-      const verdict = judgeFinalAnswer(last.body.text, this.agent, this.journal.entries);
+      const verdict = judgeFinalAnswer(
+        last.body.text,
+        this.agent,
+        this.journal.entries,
+        this.deps.outputSchemas ?? new OutputSchemas(1),
+      );
       if (verdict.kind === 'final') return verdict.outcome;
       const text = verdict.note;
       await this.checkpoint(

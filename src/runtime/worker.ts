@@ -13,6 +13,7 @@ import { finalizeRun, runFailed } from './finalize.ts';
 import type { RunLoopDeps } from './run-loop.ts';
 import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
+import { OutputSchemas } from './output-schema.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
   concurrency: number;
@@ -50,6 +51,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const { store, logger, metrics } = options;
   const now = options.now ?? Date.now;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  // One compile per distinct output_schema for all of this worker's runs.
+  const loopDeps = { ...options, outputSchemas: options.outputSchemas ?? new OutputSchemas() };
   const held = new Map<string, HeldRun>();
   const running = new Set<Promise<void>>();
   let started = false;
@@ -160,7 +163,7 @@ export function createWorker(options: WorkerOptions): Worker {
         finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
         return;
       }
-      const { outcome, figures } = await runLoop(options, claimed, claimed.agent, control);
+      const { outcome, figures } = await runLoop(loopDeps, claimed, claimed.agent, control);
       if (outcome.status === 'stopped') {
         log.info({ cause: outcome.cause }, 'run attempt stopped');
         stopHeartbeat();
