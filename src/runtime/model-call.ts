@@ -9,7 +9,7 @@ import type { RunControl } from './run-control.ts';
 import { sleepUnlessAborted } from './run-control.ts';
 
 export interface RetryPolicy {
-  /** Retries after the first try (the spec's "up to 3 times"). */
+  /** Retries after the first try (docs/reliability.md: "up to 3 times"). */
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
