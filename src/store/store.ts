@@ -318,8 +318,10 @@ export interface Store {
   /**
    * Extends the lease to now + leaseMs; false when the fence is stale, the run ended or
    * was cancelled. leaseMs = 0 releases the lease: the run is claimable at once (drain).
+   * `elapsedMs` (optional) also records the run time so far, so time an attempt spends
+   * between checkpoints still counts toward timeout_ms when it crashes.
    */
-  heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
+  heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean>;
   /** Expires every running lease now: a single-process store reclaims at startup. */
   expireAllLeases(): Promise<number>;
   /**

@@ -201,8 +201,8 @@ export class PostgresStore implements Store {
   claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return runs.claimNextRun(this.ctx, options);
   }
-  heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
-    return runWrites.heartbeat(this.ctx, fence, leaseMs);
+  heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
+    return runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs);
   }
   /**
    * Part of the interface for the single-process SQLite mode; a PostgreSQL deployment

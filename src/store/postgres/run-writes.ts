@@ -28,14 +28,19 @@ function leaseLost(fence: Fence): KeelError {
   );
 }
 
-export async function heartbeat(ctx: PgContext, fence: Fence, leaseMs: number): Promise<boolean> {
+export async function heartbeat(
+  ctx: PgContext,
+  fence: Fence,
+  leaseMs: number,
+  elapsedMs?: number,
+): Promise<boolean> {
   return ctx.write(
     async (tx) =>
-      (await tx.count(`UPDATE runs SET lease_expires_at = $3 WHERE ${fenceClause(ctx)}`, [
-        fence.run_id,
-        fence.attempt,
-        tx.now + leaseMs,
-      ])) === 1,
+      (await tx.count(
+        `UPDATE runs SET lease_expires_at = $3, elapsed_ms = COALESCE($4, elapsed_ms)
+         WHERE ${fenceClause(ctx)}`,
+        [fence.run_id, fence.attempt, tx.now + leaseMs, elapsedMs ?? null],
+      )) === 1,
   );
 }
 

@@ -26,12 +26,20 @@ function leaseLost(fence: Fence): KeelError {
   );
 }
 
-export function heartbeat(ctx: StoreContext, fence: Fence, leaseMs: number): boolean {
+export function heartbeat(
+  ctx: StoreContext,
+  fence: Fence,
+  leaseMs: number,
+  elapsedMs?: number,
+): boolean {
   return ctx.write(
     () =>
       ctx
-        .sql(`UPDATE runs SET lease_expires_at = ? WHERE ${fenceClause(ctx)}`)
-        .run(ctx.now() + leaseMs, fence.run_id, fence.attempt).changes === 1,
+        .sql(
+          `UPDATE runs SET lease_expires_at = ?, elapsed_ms = COALESCE(?, elapsed_ms)
+           WHERE ${fenceClause(ctx)}`,
+        )
+        .run(ctx.now() + leaseMs, elapsedMs ?? null, fence.run_id, fence.attempt).changes === 1,
   );
 }
 

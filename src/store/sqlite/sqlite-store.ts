@@ -209,8 +209,8 @@ export class SqliteStore implements Store {
   async claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return this.ctx.batched(() => runs.claimNextRun(this.ctx, options));
   }
-  async heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
-    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs));
+  async heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
+    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs));
   }
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
