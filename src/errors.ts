@@ -89,6 +89,11 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: 'an effectful tool call was in flight when the runtime stopped',
   },
+  RUN_CRASHED: {
+    status: 500,
+    retryable: false,
+    message: 'max_attempts attempts of the run crashed',
+  },
   CANCELLED: { status: 409, retryable: false, message: 'the run was cancelled' },
   LEASE_LOST: {
     status: 409,
@@ -127,6 +132,7 @@ export const RUN_ERROR_CODES = [
   'AGENT_NOT_FOUND',
   'MAX_STEPS_EXCEEDED',
   'RUN_TIMEOUT',
+  'RUN_CRASHED',
   'PROVIDER_ERROR',
   'MODEL_NOT_FOUND',
   'OUTPUT_INVALID',

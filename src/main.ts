@@ -150,6 +150,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       live,
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
+      maxAttempts: config.workers.max_attempts,
     });
     api =
       role === 'api' || role === 'all'

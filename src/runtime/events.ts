@@ -21,6 +21,8 @@ export type RunEvent =
         not_started_calls: string[];
       };
     }
+  /** A graceful stop (shutdown) handed the run back: this attempt did not crash. */
+  | { type: 'run.released'; data: { attempt: number } }
   | { type: 'model.request'; data: { step: number; model: string } }
   | {
       type: 'model.response';

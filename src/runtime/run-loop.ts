@@ -28,7 +28,8 @@ import { OutputSchemas } from './output-schema.ts';
 import { runFailed } from './finalize.ts';
 import type { RunControl, StopCause } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
-import { OUTCOME_UNKNOWN_MESSAGE, planForResume, resumedEvent } from './resume-plan.ts';
+import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
+import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
 import type { PortScope } from './tool-ports.ts';
@@ -52,6 +53,8 @@ export interface RunLoopDeps {
   seededBugs?: readonly string[];
   /** Compiled output schemas, shared by the worker's runs; default: one per attempt. */
   outputSchemas?: OutputSchemas;
+  /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */
+  maxAttempts?: number;
 }
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
@@ -63,6 +66,8 @@ export interface AttemptResult {
 }
 
 type ResolvedModel = { provider: Provider; model: string };
+
+export const DEFAULT_MAX_ATTEMPTS = 5;
 
 class RunAttempt {
   private readonly now: () => number;
@@ -107,6 +112,13 @@ class RunAttempt {
     if (!resolved) {
       const message = `model "${this.agent.model}" names a provider that is not configured`;
       return runFailed('MODEL_NOT_FOUND', message);
+    }
+    // First, before anything that could crash again: a run that keeps crashing ends.
+    const crashed = await crashedAttempts(this.deps.store, this.claimed.run);
+    const maxAttempts = this.deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+    if (crashed >= maxAttempts) {
+      const message = `the run crashed on ${crashed} attempts (max_attempts is ${maxAttempts})`;
+      return runFailed('RUN_CRASHED', message);
     }
     await this.begin();
     for (;;) {

@@ -128,8 +128,60 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
     .join('; ');
 }
 
-/** Lookup, visibility, JSON parsing and the schema check — in that order. */
+/** Argument text longer than this is refused before it is parsed. */
+export const MAX_ARGUMENT_CHARS = 1_000_000;
+/** Arguments nested deeper than this are refused before they are parsed. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** The deepest `[`/`{` nesting of a JSON text (strings skipped), stopping past `limit`. */
+function jsonDepth(text: string, limit: number): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text.charCodeAt(i);
+    if (inString) {
+      if (char === 0x5c)
+        i += 1; // backslash: skip the escaped character
+      else if (char === 0x22) inString = false;
+    } else if (char === 0x22) inString = true;
+    else if (char === 0x5b || char === 0x7b) {
+      depth += 1;
+      deepest = Math.max(deepest, depth);
+      if (deepest > limit) return deepest;
+    } else if (char === 0x5d || char === 0x7d) depth -= 1;
+  }
+  return deepest;
+}
+
+/** What a thrown value says, whatever was thrown (an Error, a string, a null-prototype object). */
+export function describeThrown(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  try {
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
+}
+
+function invalidArguments(call: ToolCall, message: string): PreparedCall {
+  return { kind: 'rejected', result: failure(call, { code: 'INVALID_ARGUMENTS', message }) };
+}
+
+/**
+ * Lookup, visibility, size and depth bounds, JSON parsing and the schema check — in that
+ * order. Never throws: whatever the model sent (or a schema that breaks on it) becomes a
+ * rejected call the model can read.
+ */
 export function prepareCall(call: ToolCall, env: ToolCallEnv): PreparedCall {
+  try {
+    return prepareUnguarded(call, env);
+  } catch (error) {
+    return invalidArguments(call, `arguments could not be checked: ${describeThrown(error)}`);
+  }
+}
+
+function prepareUnguarded(call: ToolCall, env: ToolCallEnv): PreparedCall {
   const tool = env.registry.get(call.name);
   if (!tool) {
     return {
@@ -149,6 +201,16 @@ export function prepareCall(call: ToolCall, env: ToolCallEnv): PreparedCall {
       }),
     };
   }
+  if (typeof call.arguments !== 'string') {
+    return invalidArguments(call, 'arguments must be a JSON object text');
+  }
+  if (call.arguments.length > MAX_ARGUMENT_CHARS) {
+    const message = `arguments are ${call.arguments.length} characters; at most ${MAX_ARGUMENT_CHARS}`;
+    return invalidArguments(call, message);
+  }
+  if (jsonDepth(call.arguments, MAX_ARGUMENT_DEPTH) > MAX_ARGUMENT_DEPTH) {
+    return invalidArguments(call, `arguments are nested deeper than ${MAX_ARGUMENT_DEPTH} levels`);
+  }
   let raw: unknown;
   // Some providers send an empty argument text for a tool without parameters.
   const text = call.arguments.trim() === '' ? '{}' : call.arguments;
@@ -159,7 +221,7 @@ export function prepareCall(call: ToolCall, env: ToolCallEnv): PreparedCall {
       kind: 'rejected',
       result: failure(call, {
         code: 'INVALID_ARGUMENTS',
-        message: `arguments are not valid JSON: ${(error as Error).message}`,
+        message: `arguments are not valid JSON: ${describeThrown(error)}`,
       }),
     };
   }
@@ -259,19 +321,15 @@ export async function executeCall(
           duration_ms: duration,
         };
       } catch (error) {
-        return failure(
-          call,
-          { code: 'TOOL_FAILED', message: `the result is not JSON: ${(error as Error).message}` },
-          duration,
-        );
+        const message = `the result is not JSON: ${describeThrown(error)}`;
+        return failure(call, { code: 'TOOL_FAILED', message }, duration);
       }
     case 'threw': {
       const error = settled.error;
       if (error instanceof ToolError) {
         return failure(call, { code: error.code, message: error.message }, duration);
       }
-      const message = error instanceof Error ? error.message : String(error);
-      return failure(call, { code: 'TOOL_FAILED', message }, duration);
+      return failure(call, { code: 'TOOL_FAILED', message: describeThrown(error) }, duration);
     }
     case 'timeout':
       return failure(
