@@ -29,6 +29,7 @@ const fileSchema = z.strictObject({
     .strictObject({
       concurrency: z.number().int().min(1).max(1024).optional(),
       lease_ms: z.number().int().min(1000).max(3_600_000).optional(),
+      max_attempts: z.number().int().min(1).max(1000).optional(),
     })
     .optional(),
   limits: z
@@ -87,7 +88,8 @@ export interface KeelConfig {
   store: { url: string; durability: 'full' | 'process' };
   /** The admin token itself (read from the env var the config names), or null. */
   admin_token: string | null;
-  workers: { concurrency: number; lease_ms: number };
+  /** max_attempts: crashed attempts a run may have before it fails RUN_CRASHED. */
+  workers: { concurrency: number; lease_ms: number; max_attempts: number };
   limits: { turn_body_bytes: number; artifact_bytes: number };
   providers: Record<string, ProviderConfig>;
   /** Provider API keys, read once here from the env vars the providers name. */
@@ -269,6 +271,7 @@ export function loadConfig(
     workers: {
       concurrency: file.workers?.concurrency ?? 8,
       lease_ms: file.workers?.lease_ms ?? 30_000,
+      max_attempts: file.workers?.max_attempts ?? 5,
     },
     limits: {
       turn_body_bytes: file.limits?.turn_body_bytes ?? 1_048_576,

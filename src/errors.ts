@@ -104,6 +104,11 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: 'an effectful tool call was in flight when the runtime stopped',
   },
+  RUN_CRASHED: {
+    status: 500,
+    retryable: false,
+    message: 'max_attempts attempts of the run crashed',
+  },
   CANCELLED: { status: 409, retryable: false, message: 'the run was cancelled' },
   LEASE_LOST: {
     status: 409,
@@ -136,6 +141,53 @@ export const ERROR_CATALOGUE = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** The catalogue codes a run's `error` can carry (docs/http-api.md, "where: run"). */
+export const RUN_ERROR_CODES = [
+  'AGENT_NOT_FOUND',
+  'MAX_STEPS_EXCEEDED',
+  'RUN_TIMEOUT',
+  'RUN_CRASHED',
+  'PROVIDER_ERROR',
+  'MODEL_NOT_FOUND',
+  'OUTPUT_INVALID',
+  'EFFECT_OUTCOME_UNKNOWN',
+  'CANCELLED',
+  'INTERNAL',
+] as const satisfies readonly ErrorCode[];
+export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
+
+/**
+ * Codes of a `tool_result` error: what the model is told about one tool call (the run
+ * goes on). Not HTTP errors; docs/reliability.md lists them. A tool's own ToolError may
+ * also carry a catalogue code (e.g. SCHEDULE_NOT_FOUND) or a web boundary code.
+ */
+export const TOOL_RESULT_CODES = {
+  // Raised by the runtime around every call (src/runtime/tool-step.ts).
+  TOOL_NOT_FOUND: 'no tool of that name exists',
+  TOOL_NOT_ALLOWED: 'the tool exists but is not visible to this agent',
+  INVALID_ARGUMENTS: 'the arguments are not a JSON object text, or fail the tool schema',
+  TOOL_FAILED: 'the tool threw (a ToolError keeps its own code instead)',
+  TOOL_TIMEOUT: 'tool_timeout_ms (clamped to the run deadline) passed',
+  TOOL_ABORTED: "the run's abort signal fired while the tool ran",
+  OUTCOME_UNKNOWN: 'an effectful call was in flight when an earlier attempt stopped',
+  // Raised by built-in tools as ToolError.
+  CALC_INVALID: 'the calculator expression is not valid',
+  INVALID_TIMEZONE: 'not an IANA time zone',
+  INVALID_PATH: 'not a valid artifact path',
+  INVALID_BASE64: 'the body is not valid base64',
+  INVALID_CURSOR: 'the listing cursor is not valid',
+  INVALID_ARGUMENT: 'a capability refused an argument (memory tools)',
+  INVALID_CONTENT_TYPE: 'not a valid artifact content type',
+  ARTIFACT_TOO_LARGE: 'the artifact body exceeds its size limit',
+  MEMORY_SCAN_REQUIRED: 'the memory maintainer must scan before it changes facts',
+  ARTIFACTS_UNAVAILABLE: 'this process has no artifact port',
+  SCHEDULES_UNAVAILABLE: 'this process has no schedule port',
+  MEMORY_UNAVAILABLE: 'this process has no memory service',
+  WEB_UNAVAILABLE: 'this process has no web client',
+  SINK_ERROR: 'the test effect sink answered an error',
+} as const;
+export type ToolResultCode = keyof typeof TOOL_RESULT_CODES;
 
 export class KeelError extends Error {
   readonly code: ErrorCode;

@@ -159,6 +159,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
       maxRunningPerTenant: config.tenant_limits.running_runs,
+      maxAttempts: config.workers.max_attempts,
     });
     api =
       role === 'api' || role === 'all'

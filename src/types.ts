@@ -1,6 +1,9 @@
 // Shared domain types. Wire names are snake_case because these objects are what the
 // HTTP API returns; the store keeps the same shape so nothing is translated twice.
 
+import type { ErrorCode, RunErrorCode, ToolResultCode } from './errors.ts';
+import type { WebErrorCode } from './web/errors.ts';
+
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 export interface JsonObject {
   [key: string]: JsonValue;
@@ -31,7 +34,7 @@ export interface TokenRecord {
 
 export type UncertainEffectPolicy = 'tell_model' | 'fail';
 
-/** Every field of spec/http-api.md's agent table, with defaults already applied. */
+/** Every field of docs/http-api.md's agent document table, with defaults already applied. */
 export interface AgentSpec {
   model: string;
   persona?: string;
@@ -54,21 +57,53 @@ export interface Agent extends AgentSpec {
   updated_at: string;
 }
 
-export interface Usage {
+// Types that are also event data are `type` aliases, not interfaces: an alias of plain
+// JSON fields is assignable to JsonObject, so a typed event reaches the store uncast.
+
+export type Usage = {
   input_tokens: number;
   output_tokens: number;
   model_calls: number;
   tool_calls: number;
-}
+};
 
 export function emptyUsage(): Usage {
   return { input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 };
 }
 
-export interface RunError {
-  code: string;
+/** Why a run failed: a catalogue code (src/errors.ts) and a message for the caller. */
+export type RunError = {
+  code: RunErrorCode;
   message: string;
+};
+
+/** How a run ends: exactly what the one finalize transaction writes (with RunFigures). */
+export type RunOutcome =
+  | {
+      status: 'succeeded';
+      output: JsonObject;
+      /** The text the thread context remembers for this turn. */
+      reply_text: string;
+      context_window: number;
+    }
+  | { status: 'failed'; error: RunError };
+
+/** Counters of a run kept across attempts; checkpointed and written at finalize. */
+export interface RunFigures {
+  steps: number;
+  usage: Usage;
+  /** Run time across all attempts so far (timeout_ms spans resumes). */
+  elapsed_ms: number;
 }
+
+/** A tool's error code as the model sees it in a `tool_result`. */
+export type ToolErrorCode = ToolResultCode | ErrorCode | WebErrorCode;
+
+/** What the model is told about a failed tool call. */
+export type ToolResultError = {
+  code: ToolErrorCode;
+  message: string;
+};
 
 export interface DeliveryRequest {
   destination: string;
@@ -97,29 +132,29 @@ export interface Run {
 export const ENTRY_KINDS = ['user', 'assistant', 'tool_result', 'note'] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-export interface ToolCall {
+export type ToolCall = {
   call_id: string;
   name: string;
   /** The raw argument text as the model produced it; parsed only when the tool runs. */
   arguments: string;
-}
+};
 
-export interface AssistantBody {
+export type AssistantBody = {
   text: string;
   tool_calls: ToolCall[];
   usage: { input_tokens: number; output_tokens: number };
   finish_reason: string;
   model: string;
-}
+};
 
-export interface ToolResultBody {
+export type ToolResultBody = {
   call_id: string;
   name: string;
   ok: boolean;
   result?: JsonValue;
-  error?: RunError;
+  error?: ToolResultError;
   duration_ms: number;
-}
+};
 
 export type EntryBody =
   | { kind: 'user'; body: { text: string; payload: JsonObject } }
@@ -239,7 +274,7 @@ export interface Schedule {
   updated_at: string;
 }
 
-// --- memory (spec/memory.md) ---
+// --- memory (docs/http-api.md, "Memory and presets") ---
 
 /** One remembered fact of a (tenant, namespace). */
 export interface MemoryFact {

@@ -40,7 +40,7 @@ describe('config', () => {
     assert.equal(config.data_dir, join(cwd, '.keel'));
     assert.equal(config.store.url, `sqlite:${join(cwd, '.keel', 'keel.db')}`);
     assert.equal(config.store.durability, 'full');
-    assert.deepEqual(config.workers, { concurrency: 8, lease_ms: 30_000 });
+    assert.deepEqual(config.workers, { concurrency: 8, lease_ms: 30_000, max_attempts: 5 });
     assert.equal(config.admin_token, null);
     assert.equal(config.failpoints.enabled, false);
     assert.equal(config.log.level, 'info');

@@ -8,7 +8,7 @@ import { parseFixtureScript, splitIntoChunks } from '../src/providers/fixture-sc
 import type { ModelRequest } from '../src/providers/provider.ts';
 import { ProviderError } from '../src/providers/provider.ts';
 import { createProviderRegistry } from '../src/providers/registry.ts';
-import type { EntryBody, RunEntry, ToolResultBody } from '../src/types.ts';
+import type { EntryBody, RunEntry, ToolErrorCode, ToolResultBody } from '../src/types.ts';
 
 const RUN = '0190a000-0000-7000-8000-000000000001';
 
@@ -43,7 +43,13 @@ function request(list: RunEntry[], extra: Partial<ModelRequest> = {}): ModelRequ
 function result(call_id: string, name: string, ok: boolean, value: unknown): EntryBody {
   const body: ToolResultBody = ok
     ? { call_id, name, ok, result: value as never, duration_ms: 1 }
-    : { call_id, name, ok, error: { code: String(value), message: 'x' }, duration_ms: 1 };
+    : {
+        call_id,
+        name,
+        ok,
+        error: { code: String(value) as ToolErrorCode, message: 'x' },
+        duration_ms: 1,
+      };
   return { kind: 'tool_result', body };
 }
 

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { HTTP_DEFAULTS } from '../src/config.ts';
 import type { HttpSettings } from '../src/config.ts';
-import { prepareCall } from '../src/runtime/tool-execution.ts';
+import { prepareCall } from '../src/runtime/tool-step.ts';
 import { createToolRegistry } from '../src/tools/registry.ts';
 import { defineTool } from '../src/tools/tool.ts';
 import type { ApiServer } from './helpers/api-server.ts';

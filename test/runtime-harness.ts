@@ -83,7 +83,7 @@ export interface Harness {
 }
 
 export interface HarnessOptions extends Partial<
-  Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollMs'>
+  Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollMs' | 'maxAttempts' | 'toolPorts'>
 > {
   providers?: Record<string, Provider>;
   /** Default: the built-in tools. */
@@ -102,6 +102,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     store,
     tools: options.tools ?? createToolRegistry(builtinTools()),
     ...(options.seededBugs && { seededBugs: options.seededBugs }),
+    ...(options.maxAttempts && { maxAttempts: options.maxAttempts }),
+    ...(options.toolPorts && { toolPorts: options.toolPorts }),
     providers: createProviderRegistry({ fixture: model, ...options.providers }),
     logger: pino({ level: 'silent' }),
     metrics,

@@ -98,6 +98,53 @@ describe('run loop', () => {
     assert.equal(run.steps, 2);
   });
 
+  it('output_schema keywords the hand-written checker ignored: minimum', async () => {
+    // The repaired answer {"answer": 42} is an integer but below `minimum`.
+    await h.putAgent('bounded-answer', {
+      model: 'repairing/x',
+      output_schema: {
+        type: 'object',
+        required: ['answer'],
+        properties: { answer: { type: 'integer', minimum: 100 } },
+      },
+    });
+    const run = await h.wait(await h.submit('?', { agent: 'bounded-answer' }));
+    assert.equal(run.status, 'failed', 'an answer below minimum must not succeed');
+    assert.equal(run.error?.code, 'OUTPUT_INVALID');
+    assert.match(run.error?.message ?? '', /\$\.answer: must be >= 100/);
+    assert.equal(run.usage.model_calls, 2, 'one repair step, as before');
+  });
+
+  it('output_schema keywords the hand-written checker ignored: $ref + pattern', async () => {
+    await h.putAgent('patterned', {
+      output_schema: {
+        $ref: '#/definitions/answer',
+        definitions: {
+          answer: {
+            type: 'object',
+            properties: { reply: { type: 'string', pattern: '^echo: [a-z]+$' } },
+          },
+        },
+      },
+    });
+    const bad = await h.wait(await h.submit('Hello 42', { agent: 'patterned', scope: 'p1' }));
+    assert.equal(bad.status, 'failed', 'a reply against the pattern must not succeed');
+    assert.equal(bad.error?.code, 'OUTPUT_INVALID');
+    assert.match(bad.error?.message ?? '', /\$\.reply: must match pattern/);
+    const good = await h.wait(await h.submit('hello', { agent: 'patterned', scope: 'p2' }));
+    assert.equal(good.status, 'succeeded');
+    assert.deepEqual(good.output, { reply: 'echo: hello' });
+  });
+
+  it('output_schema that cannot be used fails at once, without a repair step', async () => {
+    await h.putAgent('unusable-schema', { output_schema: { $ref: 'https://example.com/s' } });
+    const run = await h.wait(await h.submit('hi', { agent: 'unusable-schema' }));
+    assert.equal(run.status, 'failed');
+    assert.equal(run.error?.code, 'OUTPUT_INVALID');
+    assert.match(run.error?.message ?? '', /output_schema cannot be used/);
+    assert.equal(run.usage.model_calls, 1);
+  });
+
   it('max_steps: @forever fails MAX_STEPS_EXCEEDED, each call answered', async () => {
     await h.putAgent('bounded', { max_steps: 3 });
     const runId = await h.submit('@forever', { agent: 'bounded' });

@@ -196,38 +196,50 @@ describe('worker', () => {
     try {
       const runId = await h.submit('@sleep 3000\nslow');
       await until(() => h.model.inFlight === 1);
-      // Another worker takes the run over (its lease expired meanwhile).
-      await h.store.expireAllLeases();
-      const thief = await h.store.claimNextRun({ owner: 'thief', lease_ms: 60_000 });
+      // Another worker takes the run over (its lease expired meanwhile). The holder's
+      // heartbeat (every 50 ms) may extend the lease between the expiry and the claim
+      // on a loaded machine: expire again until the claim wins.
+      const takeOver = async () => {
+        await h.store.expireAllLeases();
+        return h.store.claimNextRun({ owner: 'thief', lease_ms: 60_000 });
+      };
+      let thief = await takeOver();
+      for (let tries = 1; !thief && tries < 100; tries++) thief = await takeOver();
       assert.equal(thief?.run.attempt, 2);
       // The heartbeat (every lease_ms/3) finds the lease gone and aborts the call.
       await until(() => h.worker.activeRuns === 0, 1000);
       assert.equal(h.model.aborted, 1);
       assert.equal(await status(h.store, runId), 'running');
 
-      const stale = await finalizeRun({
-        store: h.store,
-        logger: silent,
-        fence: { run_id: runId, attempt: 1 },
-        outcome: { status: 'failed', error: { code: 'X', message: 'stale' } },
-        steps: 0,
-        usage: emptyUsage(),
-        elapsedMs: 0,
-      });
+      const stale = await finalizeRun(
+        h.store,
+        silent,
+        { run_id: runId, attempt: 1 },
+        {
+          status: 'failed',
+          error: { code: 'INTERNAL', message: 'stale' },
+          steps: 0,
+          usage: emptyUsage(),
+          elapsed_ms: 0,
+        },
+      );
       assert.equal(stale, null, 'the stale attempt may not finalize');
       await assert.rejects(
         h.store.appendProgress({ run_id: runId, attempt: 1 }, { events: [] }),
         /LEASE_LOST|no longer holds/,
       );
-      const current = await finalizeRun({
-        store: h.store,
-        logger: silent,
-        fence: { run_id: runId, attempt: 2 },
-        outcome: { status: 'failed', error: { code: 'X', message: 'thief' } },
-        steps: 0,
-        usage: emptyUsage(),
-        elapsedMs: 0,
-      });
+      const current = await finalizeRun(
+        h.store,
+        silent,
+        { run_id: runId, attempt: 2 },
+        {
+          status: 'failed',
+          error: { code: 'INTERNAL', message: 'thief' },
+          steps: 0,
+          usage: emptyUsage(),
+          elapsed_ms: 0,
+        },
+      );
       assert.equal(current?.status, 'failed');
       const entries = await h.store.loadEntries(runId);
       assert.deepEqual(

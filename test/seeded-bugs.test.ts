@@ -55,7 +55,7 @@ async function staleWritesAccepted(seededBugs: string[]): Promise<number> {
     await attempt(() =>
       store.finalizeRun(stale, {
         status: 'failed',
-        error: { code: 'X', message: 'stale' },
+        error: { code: 'INTERNAL', message: 'stale' },
         steps: 0,
         usage: { input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 },
         elapsed_ms: 0,

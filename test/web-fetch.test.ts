@@ -8,8 +8,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ToolCallEnv } from '../src/runtime/tool-execution.ts';
-import { executeCall, prepareCall } from '../src/runtime/tool-execution.ts';
+import type { ToolCallEnv } from '../src/runtime/tool-step.ts';
+import { executeCall, prepareCall } from '../src/runtime/tool-step.ts';
 import { builtinTools } from '../src/tools/builtin/index.ts';
 import type { FetchedPage } from '../src/tools/builtin/web-port.ts';
 import { createToolRegistry } from '../src/tools/registry.ts';

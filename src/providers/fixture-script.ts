@@ -33,7 +33,10 @@ export interface FixtureConversation {
   userText: string;
   /** Model responses recorded after the latest user entry. */
   steps: number;
-  results: Pick<ToolResultBody, 'name' | 'ok' | 'result' | 'error'>[];
+  /** As read back from the transcript: an error code is whatever the wire carried. */
+  results: (Pick<ToolResultBody, 'name' | 'ok' | 'result'> & {
+    error?: { code: string; message: string };
+  })[];
 }
 
 export type FixtureDecision =

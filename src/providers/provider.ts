@@ -2,7 +2,7 @@
 // turn keel's entries into their wire format; stored history never depends on a
 // library's message type.
 
-import type { AssistantBody, JsonObject, RunEntry, ThreadMessage } from '../types.ts';
+import type { AssistantBody, JsonObject, JsonValue, RunEntry, ThreadMessage } from '../types.ts';
 
 export interface ToolDefinition {
   name: string;
@@ -30,7 +30,7 @@ export interface ModelRequest {
 export interface ModelResponse {
   assistant: AssistantBody;
   /** Raw request and response bodies for the trace (keys already removed). */
-  raw?: { request?: unknown; response?: unknown };
+  raw?: { request?: JsonValue; response?: JsonValue };
 }
 
 export interface Provider {

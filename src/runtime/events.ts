@@ -1,8 +1,8 @@
 // Typed run events (noun.verb). Persisted ones become trace rows; `model.delta` is
-// live only.
+// live only. Every data shape is plain JSON, so a RunEvent is a store NewEvent as is.
 
 import type { ToolEffect } from '../tools/tool.ts';
-import type { JsonObject, RunError, Usage } from '../types.ts';
+import type { JsonObject, RunError, ToolResultBody, Usage } from '../types.ts';
 
 export type RunEvent =
   | { type: 'run.queued'; data: { source: string; request_id: string | null } }
@@ -21,6 +21,8 @@ export type RunEvent =
         not_started_calls: string[];
       };
     }
+  /** A graceful stop (shutdown) handed the run back: this attempt did not crash. */
+  | { type: 'run.released'; data: { attempt: number } }
   | { type: 'model.request'; data: { step: number; model: string } }
   | {
       type: 'model.response';
@@ -48,7 +50,7 @@ export type RunEvent =
         idempotency_key?: string;
       };
     }
-  | { type: 'tool.result'; data: JsonObject }
+  | { type: 'tool.result'; data: ToolResultBody }
   | { type: 'run.note'; data: { text: string } }
   | { type: 'run.succeeded'; data: { output: JsonObject; usage: Usage; steps: number } }
   | { type: 'run.failed'; data: { error: RunError } }

@@ -1,54 +1,34 @@
-// The one finalization call of a run attempt (DESIGN.md §8): output + status + terminal
-// trace + thread context (+ delivery) in a single fenced store transaction. A LEASE_LOST
-// answer means another attempt or a cancel owns the run now: this worker stops quietly
-// and never retries the write.
+// The one finalization call of a run attempt (docs/architecture.md, step 8): output +
+// status + terminal trace + thread context (+ delivery) in a single fenced store
+// transaction. A LEASE_LOST answer means another attempt or a cancel owns the run now:
+// this worker stops quietly and never retries the write.
 
+import type { RunErrorCode } from '../errors.ts';
+import { isKeelError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Fence, FinalizeInput, Store } from '../store/store.ts';
-import type { JsonObject, Run, RunError, Usage } from '../types.ts';
-import { isKeelError } from '../errors.ts';
+import type { Run, RunOutcome } from '../types.ts';
 
-export type FinalOutcome =
-  | { status: 'succeeded'; output: JsonObject; replyText: string; contextWindow: number }
-  | { status: 'failed'; error: RunError };
+export type FailedOutcome = Extract<RunOutcome, { status: 'failed' }>;
 
-export interface FinalizeArgs {
-  store: Store;
-  logger: Logger;
-  fence: Fence;
-  outcome: FinalOutcome;
-  steps: number;
-  usage: Usage;
-  elapsedMs: number;
+/** The one way a run failure is built: a catalogue code and a message for the caller. */
+export function runFailed(code: RunErrorCode, message: string): FailedOutcome {
+  return { status: 'failed', error: { code, message } };
 }
 
 /** Returns the finalized run, or null when this worker no longer holds it. */
-export async function finalizeRun(args: FinalizeArgs): Promise<Run | null> {
-  const { outcome } = args;
-  const input: FinalizeInput =
-    outcome.status === 'succeeded'
-      ? {
-          status: 'succeeded',
-          output: outcome.output,
-          reply_text: outcome.replyText,
-          steps: args.steps,
-          usage: args.usage,
-          elapsed_ms: args.elapsedMs,
-          context_window: outcome.contextWindow,
-        }
-      : {
-          status: 'failed',
-          error: outcome.error,
-          steps: args.steps,
-          usage: args.usage,
-          elapsed_ms: args.elapsedMs,
-        };
+export async function finalizeRun(
+  store: Pick<Store, 'finalizeRun'>,
+  logger: Logger,
+  fence: Fence,
+  input: FinalizeInput,
+): Promise<Run | null> {
   try {
-    return await args.store.finalizeRun(args.fence, input);
+    return await store.finalizeRun(fence, input);
   } catch (error) {
     if (isKeelError(error, 'LEASE_LOST')) {
-      args.logger.info(
-        { run_id: args.fence.run_id, attempt: args.fence.attempt, status: outcome.status },
+      logger.info(
+        { run_id: fence.run_id, attempt: fence.attempt, status: input.status },
         'finalize rejected: this worker no longer holds the run',
       );
       return null;

@@ -1,6 +1,7 @@
 // One model step: a provider call with the run's abort signal, transient errors retried
 // with exponential backoff (honouring Retry-After), then PROVIDER_ERROR.
 
+import { z } from 'zod';
 import type { Metrics } from '../metrics.ts';
 import type { ModelRequest, ModelResponse, Provider } from '../providers/provider.ts';
 import { ProviderError } from '../providers/provider.ts';
@@ -9,7 +10,7 @@ import type { RunControl } from './run-control.ts';
 import { sleepUnlessAborted } from './run-control.ts';
 
 export interface RetryPolicy {
-  /** Retries after the first try (the spec's "up to 3 times"). */
+  /** Retries after the first try (docs/reliability.md: "up to 3 times"). */
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
@@ -65,6 +66,39 @@ function describe(
   };
 }
 
+/** What the loop relies on in a response; anything else is the provider's fault. */
+const assistantShape = z.object({
+  text: z.string(),
+  tool_calls: z.array(z.object({ call_id: z.string(), name: z.string(), arguments: z.string() })),
+  usage: z.object({
+    input_tokens: z.number().int().nonnegative(),
+    output_tokens: z.number().int().nonnegative(),
+  }),
+  finish_reason: z.string(),
+  model: z.string(),
+});
+
+/**
+ * A response the loop could not record or reason about (missing fields, non-string
+ * arguments, raw bodies that are not JSON) fails the step as PROVIDER_ERROR instead of
+ * throwing later, inside the attempt. Raw bodies that do not serialise are dropped.
+ */
+function malformation(response: ModelResponse): string | null {
+  const checked = assistantShape.safeParse(response.assistant);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    return `${issue?.path.map(String).join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
+  }
+  if (response.raw !== undefined) {
+    try {
+      JSON.stringify(response.raw);
+    } catch {
+      delete response.raw;
+    }
+  }
+  return null;
+}
+
 export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
   const { provider, control, policy, metrics, now } = input;
   for (let attempt = 0; ; attempt++) {
@@ -73,6 +107,12 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
     try {
       const response = await provider.complete({ ...input.request, signal: control.modelSignal });
       const latencyMs = now() - started;
+      const malformed = malformation(response);
+      if (malformed !== null) {
+        metrics.modelCallDuration.observe({ outcome: 'error' }, latencyMs / 1000);
+        const message = `${provider.name}: the response is malformed (${malformed})`;
+        return { kind: 'failed', error: { code: 'PROVIDER_ERROR', message } };
+      }
       metrics.modelCallDuration.observe({ outcome: 'ok' }, latencyMs / 1000);
       // A response that raced an abort is still a response; the caller decides whether
       // the run may record it (control.stopped is checked before every write).

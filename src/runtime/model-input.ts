@@ -1,5 +1,6 @@
-// What the model sees at each step (spec/agent-loop.md): system prompt (persona + keel's
-// rules) + the thread's past turns (at most context_window) + this run's entries.
+// What the model sees at each step (docs/reliability.md, "The loop's contract"): system
+// prompt (persona + keel's rules) + the thread's past turns (at most context_window) +
+// this run's entries.
 
 import type { Agent, JsonObject, RunEntry, Thread, ThreadMessage } from '../types.ts';
 
@@ -37,7 +38,7 @@ export function userText(payload: JsonObject): string {
 }
 
 /**
- * Transcript integrity (spec/agent-loop.md): every tool call of an assistant entry must
+ * Transcript integrity (docs/reliability.md): every tool call of an assistant entry must
  * have its result before the next assistant entry and before the next model call.
  * Returns the call_ids that break it (empty when the transcript may be sent).
  */

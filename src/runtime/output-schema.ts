@@ -1,64 +1,107 @@
-// A small JSON Schema check for `output_schema`: type, required, properties, enum,
-// items, additionalProperties=false. Enough to name violations for the repair note;
-// unknown keywords are ignored rather than guessed at.
+// `output_schema` checks by ajv (JSON Schema draft-07 keywords, `$ref` within the schema,
+// `oneOf`, `minimum`, `pattern`, …). Unknown keywords and `format` are ignored rather
+// than guessed at, and a schema is never fetched from anywhere: a `$ref` that does not
+// resolve inside the schema makes the schema unusable. Each distinct schema is compiled
+// once (cached by its canonical JSON, bounded) in its own Ajv instance, so two agents'
+// `$id`s never collide and an evicted schema leaves nothing behind.
 
+import { Ajv } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { stringify } from 'safe-stable-stringify';
 import type { JsonObject, JsonValue } from '../types.ts';
 
-function typeOf(value: JsonValue): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
+/** Deeper schemas are refused before ajv sees them (its compiler recurses per level). */
+export const MAX_SCHEMA_DEPTH = 64;
+const DEFAULT_CACHE_SIZE = 256;
 
-function matchesType(value: JsonValue, expected: string): boolean {
-  const actual = typeOf(value);
-  return actual === expected || (expected === 'number' && actual === 'integer');
-}
+export type SchemaCheck =
+  | { kind: 'valid' }
+  | { kind: 'invalid'; problems: string[] }
+  /** The schema itself cannot be used (too deep, not a valid JSON Schema, unresolved $ref). */
+  | { kind: 'unusable'; reason: string };
 
-function asObject(value: JsonValue | undefined): JsonObject | null {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : null;
-}
+type Compiled = { kind: 'ok'; validate: ValidateFunction } | { kind: 'unusable'; reason: string };
 
-function sameJson(a: JsonValue, b: JsonValue | undefined): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** Returns the violations (empty when the value matches), each naming its path. */
-export function checkOutputSchema(schema: JsonObject, value: JsonValue, path = '$'): string[] {
-  const problems: string[] = [];
-  const type = schema.type;
-  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : null;
-  if (types && !types.some((t) => typeof t === 'string' && matchesType(value, t))) {
-    problems.push(`${path}: expected ${types.join(' or ')}, got ${typeOf(value)}`);
-    return problems;
-  }
-  if (Array.isArray(schema.enum) && !schema.enum.some((option) => sameJson(option, value))) {
-    problems.push(`${path}: must be one of ${JSON.stringify(schema.enum)}`);
-  }
-  const object = asObject(value);
-  if (object) {
-    if (Array.isArray(schema.required)) {
-      for (const key of schema.required) {
-        if (typeof key === 'string' && !(key in object)) {
-          problems.push(`${path}: missing required property "${key}"`);
-        }
-      }
-    }
-    const properties = asObject(schema.properties);
-    for (const [key, inner] of Object.entries(object)) {
-      const innerSchema = asObject(properties?.[key]);
-      if (innerSchema) problems.push(...checkOutputSchema(innerSchema, inner, `${path}.${key}`));
-      else if (schema.additionalProperties === false) {
-        problems.push(`${path}: unexpected property "${key}"`);
-      }
+function depthOf(value: JsonValue, limit: number): number {
+  // Iterative: a pathological schema must not overflow the stack here either.
+  let deepest = 0;
+  const stack: [JsonValue, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [JsonValue, number];
+    if (node === null || typeof node !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      stack.push([child, depth + 1]);
     }
   }
-  const items = asObject(schema.items);
-  if (Array.isArray(value) && items) {
-    value.forEach((item, index) => {
-      problems.push(...checkOutputSchema(items, item, `${path}[${index}]`));
-    });
+  return deepest;
+}
+
+/** `/a/0/b~1c` → `$.a[0]["b/c"]`-style paths, as the repair note names them. */
+function pathOf(instancePath: string): string {
+  if (instancePath === '') return '$';
+  return (
+    '$' +
+    instancePath
+      .slice(1)
+      .split('/')
+      .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+      .map((part) => (/^\d+$/.test(part) ? `[${part}]` : `.${part}`))
+      .join('')
+  );
+}
+
+function describe(error: ErrorObject): string {
+  const extra =
+    error.keyword === 'additionalProperties'
+      ? ` "${String((error.params as { additionalProperty?: unknown }).additionalProperty)}"`
+      : '';
+  return `${pathOf(error.instancePath)}: ${error.message ?? error.keyword}${extra}`;
+}
+
+/** Compiled output schemas of one process (the worker holds one). */
+export class OutputSchemas {
+  private readonly cache = new Map<string, Compiled>();
+
+  constructor(private readonly capacity = DEFAULT_CACHE_SIZE) {}
+
+  /** Checks `value` against `schema`; the violations each name their path. */
+  check(schema: JsonObject, value: JsonValue): SchemaCheck {
+    const compiled = this.compiled(schema);
+    if (compiled.kind === 'unusable') return compiled;
+    if (compiled.validate(value)) return { kind: 'valid' };
+    const problems = [...new Set((compiled.validate.errors ?? []).map(describe))];
+    return { kind: 'invalid', problems };
   }
-  return problems;
+
+  private compiled(schema: JsonObject): Compiled {
+    const key = stringify(schema);
+    const cached = this.cache.get(key);
+    if (cached) {
+      // Most recently used last: the first key is the one to evict.
+      this.cache.delete(key);
+      this.cache.set(key, cached);
+      return cached;
+    }
+    const compiled = compile(schema);
+    this.cache.set(key, compiled);
+    if (this.cache.size > this.capacity) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+    return compiled;
+  }
+}
+
+function compile(schema: JsonObject): Compiled {
+  if (depthOf(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH) {
+    return { kind: 'unusable', reason: `nested deeper than ${MAX_SCHEMA_DEPTH} levels` };
+  }
+  try {
+    const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false, logger: false });
+    return { kind: 'ok', validate: ajv.compile(schema) };
+  } catch (error) {
+    return { kind: 'unusable', reason: error instanceof Error ? error.message : String(error) };
+  }
 }

@@ -1,5 +1,5 @@
 // What a reclaimed run does with the calls of its last assistant entry that have no
-// result (spec/agent-loop.md "Effects and resume"), sharpened by the intent record:
+// result (docs/reliability.md, "Journal of a tool call"), sharpened by the intent record:
 //
 //   no `tool.call` event for it in this step → it never started: run it normally;
 //   a `tool.call` event but no result → it was in flight when the runtime stopped:
@@ -8,12 +8,13 @@
 //       on_uncertain_effect "tell_model" → an OUTCOME_UNKNOWN result for the model,
 //       "fail" → the run fails EFFECT_OUTCOME_UNKNOWN.
 //
-// The spec alone would treat every unanswered effectful call as uncertain; the intent
-// record lets a call that provably never started run instead of asking the model.
+// Without the intent record every unanswered effectful call would be uncertain; with it,
+// a call that provably never started runs instead of asking the model.
 
 import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
-import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
+import type { RunEntry, ToolCall, ToolResultBody, TraceEvent } from '../types.ts';
+import type { RunEvent } from './events.ts';
 import { openCalls } from './open-calls.ts';
 
 export const OUTCOME_UNKNOWN_MESSAGE =
@@ -26,6 +27,26 @@ export interface ResumePlan {
   uncertain: string[];
   /** Never started: run normally. */
   not_started: string[];
+}
+
+/** The `run.resumed` event of a reclaimed attempt: what it loaded and its plan. */
+export function resumedEvent(
+  attempt: number,
+  entriesLoaded: number,
+  steps: number,
+  plan: ResumePlan,
+): RunEvent {
+  return {
+    type: 'run.resumed',
+    data: {
+      attempt,
+      entries_loaded: entriesLoaded,
+      steps,
+      rerun_calls: plan.rerun,
+      uncertain_calls: plan.uncertain,
+      not_started_calls: plan.not_started,
+    },
+  };
 }
 
 export function outcomeUnknownResult(call: ToolCall): ToolResultBody {
@@ -55,6 +76,21 @@ export function planResume(
 
 const TRACE_PAGE = 1000;
 
+/** Visits every trace event of the run, in order, a page at a time. */
+async function scanTrace(
+  store: Pick<Store, 'getTrace'>,
+  run: { tenant: string; run_id: string },
+  visit: (event: TraceEvent) => void,
+): Promise<void> {
+  for (let after = 0; ;) {
+    const events = (await store.getTrace(run.tenant, run.run_id, after, TRACE_PAGE)) ?? [];
+    events.forEach(visit);
+    const last = events[events.length - 1];
+    if (!last || events.length < TRACE_PAGE) return;
+    after = last.seq;
+  }
+}
+
 /** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
 export async function startedCalls(
   store: Store,
@@ -62,17 +98,30 @@ export async function startedCalls(
   step: number,
 ): Promise<Set<string>> {
   const started = new Set<string>();
-  for (let after = 0; ;) {
-    const events = (await store.getTrace(run.tenant, run.run_id, after, TRACE_PAGE)) ?? [];
-    for (const event of events) {
-      if (event.type === 'tool.call' && event.data.step === step) {
-        started.add(String(event.data.call_id));
-      }
+  await scanTrace(store, run, (event) => {
+    if (event.type === 'tool.call' && event.data.step === step) {
+      started.add(String(event.data.call_id));
     }
-    const last = events[events.length - 1];
-    if (!last || events.length < TRACE_PAGE) return started;
-    after = last.seq;
-  }
+  });
+  return started;
+}
+
+/**
+ * Earlier attempts of the run that crashed: every attempt before this one ended without
+ * a finalize (else the run would not be claimable), and those that stopped gracefully
+ * recorded `run.released`. SIGKILL, an exception escaping the attempt, a stalled worker
+ * whose lease expired — all the rest count.
+ */
+export async function crashedAttempts(
+  store: Pick<Store, 'getTrace'>,
+  run: { tenant: string; run_id: string; attempt: number },
+): Promise<number> {
+  if (run.attempt <= 1) return 0;
+  let released = 0;
+  await scanTrace(store, run, (event) => {
+    if (event.type === 'run.released') released += 1;
+  });
+  return run.attempt - 1 - released;
 }
 
 /** The plan for the last step's unanswered calls of a reclaimed run (empty when none). */

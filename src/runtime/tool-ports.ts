@@ -1,6 +1,6 @@
-// Builds the tenant-scoped ports a tool call receives (spec/tools.md): narrow views of
-// the store bound to the calling run's tenant, agent and scope. Tools never see the
-// store itself. Each capability adds its port here.
+// Builds the tenant-scoped ports a tool call receives (docs/reliability.md, "The
+// loop's contract"): narrow views of the store bound to the calling run's tenant, agent
+// and scope. Tools never see the store itself. Each capability adds its port here.
 
 import type { MemoryPortDeps } from '../memory/tool-port.ts';
 import { createMemoryPort } from '../memory/tool-port.ts';

@@ -9,11 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ClaimedRun, Fence } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
-import { finalizeRun } from './finalize.ts';
-import type { FinalOutcome } from './finalize.ts';
+import type { RunEvent } from './events.ts';
+import { finalizeRun, runFailed } from './finalize.ts';
 import type { RunLoopDeps } from './run-loop.ts';
 import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
+import { OutputSchemas } from './output-schema.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
   concurrency: number;
@@ -53,6 +54,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const { store, logger, metrics } = options;
   const now = options.now ?? Date.now;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  // One compile per distinct output_schema for all of this worker's runs.
+  const loopDeps = { ...options, outputSchemas: options.outputSchemas ?? new OutputSchemas() };
   const held = new Map<string, HeldRun>();
   const running = new Set<Promise<void>>();
   let started = false;
@@ -122,12 +125,16 @@ export function createWorker(options: WorkerOptions): Worker {
     running.add(task);
   }
 
-  function startHeartbeat(fence: Fence, control: RunControl): () => void {
+  /**
+   * Extends the lease every lease_ms/3 and records the run time so far with it: an
+   * attempt killed between checkpoints still has its time counted toward timeout_ms.
+   */
+  function startHeartbeat(fence: Fence, control: RunControl, elapsedMs: () => number): () => void {
     let timer: NodeJS.Timeout | null = null;
     let ended = false;
     const beat = async (): Promise<void> => {
       try {
-        if (!(await store.heartbeat(fence, options.leaseMs))) {
+        if (!(await store.heartbeat(fence, options.leaseMs, elapsedMs()))) {
           logger.info({ run_id: fence.run_id, attempt: fence.attempt }, 'lease lost; stopping run');
           control.stop('lease_lost');
           return;
@@ -152,7 +159,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const startedAt = now();
     const log = logger.child({ run_id: fence.run_id, attempt: fence.attempt });
     if (fence.attempt > 1) metrics.leaseReclaims.inc();
-    const stopHeartbeat = startHeartbeat(fence, control);
+    const elapsedMs = (): number => claimed.elapsed_ms + (now() - startedAt);
+    const stopHeartbeat = startHeartbeat(fence, control, elapsedMs);
     let finished: RunStatus | null = null;
     try {
       if (stopping) {
@@ -160,54 +168,30 @@ export function createWorker(options: WorkerOptions): Worker {
         return;
       }
       if (!claimed.agent) {
-        const run = await finalizeRun({
-          store,
-          logger: log,
-          fence,
-          outcome: {
-            status: 'failed',
-            error: { code: 'AGENT_NOT_FOUND', message: `agent "${claimed.run.agent}" was deleted` },
-          },
-          steps: claimed.run.steps,
-          usage: claimed.run.usage,
-          elapsedMs: claimed.elapsed_ms,
-        });
-        finished = run?.status ?? null;
+        const message = `agent "${claimed.run.agent}" was deleted`;
+        const { steps, usage } = claimed.run;
+        const figures = { steps, usage, elapsed_ms: claimed.elapsed_ms };
+        const input = { ...runFailed('AGENT_NOT_FOUND', message), ...figures };
+        finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
         return;
       }
-      const agent = claimed.agent;
-      const result = await runLoop(options, claimed, agent, control);
-      const { outcome } = result;
-      if (outcome.kind === 'stopped') {
+      const { outcome, figures } = await runLoop(loopDeps, claimed, claimed.agent, control);
+      if (outcome.status === 'stopped') {
         log.info({ cause: outcome.cause }, 'run attempt stopped');
         stopHeartbeat();
         if (outcome.cause === 'shutdown') await releaseLease(fence);
         if (outcome.cause === 'cancelled') finished = 'cancelled';
         return;
       }
-      const final: FinalOutcome =
-        outcome.kind === 'succeeded'
-          ? {
-              status: 'succeeded',
-              output: outcome.output,
-              replyText: outcome.replyText,
-              contextWindow: agent.context_window,
-            }
-          : { status: 'failed', error: outcome.error };
-      const run = await finalizeRun({
-        store,
-        logger: log,
-        fence,
-        outcome: final,
-        steps: result.steps,
-        usage: result.usage,
-        elapsedMs: result.elapsedMs,
-      });
-      finished = run?.status ?? null;
+      finished = (await finalizeRun(store, log, fence, { ...outcome, ...figures }))?.status ?? null;
     } catch (error) {
-      // Unexpected (store unreachable, a bug): keep the run as it is; its lease expires
-      // and a later claim resumes it from the last checkpoint.
-      log.error({ err: error }, 'run attempt crashed; it resumes after its lease expires');
+      // Unexpected (store unreachable, a bug): the attempt crashed. The run stays as its
+      // last checkpoint left it and the lease goes at once (or expires, if the store is
+      // unreachable), so it is claimed again soon; each such attempt counts toward
+      // workers.max_attempts, after which the run fails RUN_CRASHED (run-loop.ts).
+      log.error({ err: error }, 'run attempt crashed; it resumes from its last checkpoint');
+      stopHeartbeat();
+      await endLease(fence);
     } finally {
       stopHeartbeat();
       if (finished) {
@@ -217,8 +201,22 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
-  /** A zero-length lease ends now: the run is claimable at once (see Store.heartbeat). */
+  /**
+   * A graceful stop hands the run back: `run.released` says this attempt did not crash
+   * (it does not count toward max_attempts), then the lease ends.
+   */
   async function releaseLease(fence: Fence): Promise<void> {
+    try {
+      const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
+      await store.appendProgress(fence, { events: [released] });
+    } catch (error) {
+      logger.warn({ err: error, run_id: fence.run_id }, 'recording the release failed');
+    }
+    await endLease(fence);
+  }
+
+  /** A zero-length lease ends now: the run is claimable at once (see Store.heartbeat). */
+  async function endLease(fence: Fence): Promise<void> {
     try {
       await store.heartbeat(fence, 0);
     } catch (error) {

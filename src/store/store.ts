@@ -21,7 +21,8 @@ import type {
   MisfirePolicy,
   Run,
   RunEntry,
-  RunError,
+  RunFigures,
+  RunOutcome,
   RunSource,
   RunStatus,
   Schedule,
@@ -110,18 +111,8 @@ export interface ProgressInput {
   elapsed_ms?: number;
 }
 
-export type FinalizeInput =
-  | {
-      status: 'succeeded';
-      output: JsonObject;
-      /** The text the thread context remembers for this turn. */
-      reply_text: string;
-      steps: number;
-      usage: Usage;
-      elapsed_ms: number;
-      context_window: number;
-    }
-  | { status: 'failed'; error: RunError; steps: number; usage: Usage; elapsed_ms: number };
+/** The one finalize transaction writes the run's outcome and its final figures. */
+export type FinalizeInput = RunOutcome & RunFigures;
 
 export interface DeliveryClaimInput {
   limit: number;
@@ -339,12 +330,17 @@ export interface Store {
   /**
    * Extends the lease to now + leaseMs; false when the fence is stale, the run ended or
    * was cancelled. leaseMs = 0 releases the lease: the run is claimable at once (drain).
+   * `elapsedMs` (optional) also records the run time so far, so time an attempt spends
+   * between checkpoints still counts toward timeout_ms when it crashes.
    */
-  heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
+  heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean>;
   /** Expires every running lease now: a single-process store reclaims at startup. */
   expireAllLeases(): Promise<number>;
-  /** Appends entries and events in one transaction. Throws LEASE_LOST when stale. */
-  appendProgress(fence: Fence, progress: ProgressInput): Promise<void>;
+  /**
+   * Appends entries and events in one transaction. Throws LEASE_LOST when stale.
+   * Returns the entries as stored (with their seq, attempt and ts), in order.
+   */
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]>;
   loadEntries(runId: string): Promise<RunEntry[]>;
   /**
    * The one finalization transaction: status, output or error, terminal trace event,

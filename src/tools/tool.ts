@@ -1,8 +1,8 @@
 // The shape of a tool: one zod schema gives validation and the JSON Schema the model
-// sees; `effect` tells the runtime what it may repeat after a crash (spec/agent-loop.md).
+// sees; `effect` tells the runtime what it may repeat after a crash (docs/reliability.md).
 
 import { z } from 'zod';
-import type { JsonObject, JsonValue } from '../types.ts';
+import type { JsonObject, JsonValue, ToolErrorCode } from '../types.ts';
 import type { ArtifactPort } from './builtin/artifact-port.ts';
 import type { MemoryPort } from './builtin/memory-port.ts';
 import type { SchedulePort } from './builtin/schedule-port.ts';
@@ -45,8 +45,8 @@ export interface ToolContext {
 
 /** A tool error the model should see with a specific code (the run goes on). */
 export class ToolError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ToolErrorCode;
+  constructor(code: ToolErrorCode, message: string) {
     super(message);
     this.name = 'ToolError';
     this.code = code;

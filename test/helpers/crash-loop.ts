@@ -8,6 +8,7 @@
 // Every random choice (scripts, waves, submit and kill times) comes from one seed; process
 // timing does not, so a seed reproduces the plan, not the exact interleaving.
 
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
@@ -238,7 +239,16 @@ function startLife(url: string): { life: Life; end: () => void } {
 export async function randomCrashLoop(options: RandomLoopOptions): Promise<RandomLoopReport> {
   const started = Date.now();
   const dataDir = tempDir();
-  const env = { KEEL_TEST_EFFECT_SINK_URL: options.sink.url, ...options.env };
+  // This loop proves recovery from kills, not the crash budget: a run in flight at every
+  // kill must still end as its resume policy says, so max_attempts exceeds the kills
+  // (RUN_CRASHED has its own tests: runtime-crashes, crash-attempts).
+  const config = join(dataDir, 'keel.toml');
+  writeFileSync(config, `[workers]\nmax_attempts = ${options.kills + 1}\n`);
+  const env = {
+    KEEL_TEST_EFFECT_SINK_URL: options.sink.url,
+    KEEL_CONFIG: config,
+    ...options.env,
+  };
   const { turns, killDelays } = plan(options);
   const report: RandomLoopReport = {
     findings: emptyFindings(),

@@ -4,6 +4,7 @@
 
 import { after } from 'node:test';
 import { newRunId } from '../../ids.ts';
+import type { RunErrorCode } from '../../errors.ts';
 import type { AgentSpec, DeliveryRequest, JsonObject, Usage } from '../../types.ts';
 import type { ClaimedRun, EnqueueRunInput, FinalizeInput, Store } from '../store.ts';
 
@@ -95,7 +96,7 @@ export function succeeded(reply: string, extra: Partial<FinalizeInput> = {}): Fi
   } as FinalizeInput;
 }
 
-export function failed(code = 'PROVIDER_ERROR'): FinalizeInput {
+export function failed(code: RunErrorCode = 'PROVIDER_ERROR'): FinalizeInput {
   return {
     status: 'failed',
     error: { code, message: `failed with ${code}` },

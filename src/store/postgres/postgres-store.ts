@@ -201,8 +201,8 @@ export class PostgresStore implements Store {
   claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return runs.claimNextRun(this.ctx, options);
   }
-  heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
-    return runWrites.heartbeat(this.ctx, fence, leaseMs);
+  heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
+    return runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs);
   }
   /**
    * Part of the interface for the single-process SQLite mode; a PostgreSQL deployment
@@ -211,7 +211,7 @@ export class PostgresStore implements Store {
   expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
-  appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
     return runWrites.appendProgress(this.ctx, fence, progress);
   }
   loadEntries(runId: string): Promise<RunEntry[]> {

@@ -4,7 +4,7 @@
 // the current holder's transaction and then finds the fence moved.
 
 import { KeelError } from '../../errors.ts';
-import type { JsonObject, Run, RunError } from '../../types.ts';
+import type { JsonObject, Run, RunEntry, RunError } from '../../types.ts';
 import type { Fence, FinalizeInput, ProgressInput } from '../store.ts';
 import type { PgContext, Tx } from './context.ts';
 import { insertDeliveryForRun } from './deliveries.ts';
@@ -28,14 +28,19 @@ function leaseLost(fence: Fence): KeelError {
   );
 }
 
-export async function heartbeat(ctx: PgContext, fence: Fence, leaseMs: number): Promise<boolean> {
+export async function heartbeat(
+  ctx: PgContext,
+  fence: Fence,
+  leaseMs: number,
+  elapsedMs?: number,
+): Promise<boolean> {
   return ctx.write(
     async (tx) =>
-      (await tx.count(`UPDATE runs SET lease_expires_at = $3 WHERE ${fenceClause(ctx)}`, [
-        fence.run_id,
-        fence.attempt,
-        tx.now + leaseMs,
-      ])) === 1,
+      (await tx.count(
+        `UPDATE runs SET lease_expires_at = $3, elapsed_ms = COALESCE($4, elapsed_ms)
+         WHERE ${fenceClause(ctx)}`,
+        [fence.run_id, fence.attempt, tx.now + leaseMs, elapsedMs ?? null],
+      )) === 1,
   );
 }
 
@@ -49,8 +54,8 @@ export async function appendProgress(
   ctx: PgContext,
   fence: Fence,
   progress: ProgressInput,
-): Promise<void> {
-  await ctx.write(async (tx) => {
+): Promise<RunEntry[]> {
+  const stored = await ctx.write(async (tx) => {
     const row = await tx.one<{ tenant: string; run_id: string }>(
       `UPDATE runs SET steps = COALESCE($3, steps), usage = COALESCE($4, usage),
          elapsed_ms = COALESCE($5, elapsed_ms)
@@ -64,12 +69,12 @@ export async function appendProgress(
       ],
     );
     if (!row) throw leaseLost(fence);
-    if (progress.entries?.length) {
-      await appendEntries(tx, fence.run_id, fence.attempt, progress.entries);
-    }
+    const entries = await appendEntries(tx, fence.run_id, fence.attempt, progress.entries ?? []);
     await appendEvents(tx, row, progress.events ?? []);
+    return entries;
   });
   ctx.failpoints.hit('entry.after_commit');
+  return stored;
 }
 
 async function settleRun(

@@ -46,13 +46,14 @@ export async function appendEntries(
   runId: string,
   attempt: number,
   entries: readonly EntryBody[],
-): Promise<void> {
-  if (entries.length === 0) return;
-  await tx.rows(
+): Promise<RunEntry[]> {
+  if (entries.length === 0) return [];
+  const rows = await tx.rows<EntryRow>(
     `INSERT INTO run_entries (run_id, seq, attempt, kind, body, ts)
      SELECT $1, last.seq + e.n, $2, e.kind, e.body, $3
      FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_entries WHERE run_id = $1) AS last,
-          unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(kind, body, n)`,
+          unnest($4::text[], $5::text[]) WITH ORDINALITY AS e(kind, body, n)
+     RETURNING *`,
     [
       runId,
       attempt,
@@ -61,6 +62,7 @@ export async function appendEntries(
       entries.map((entry) => JSON.stringify(entry.body)),
     ],
   );
+  return rows.map(toEntry).sort((a, b) => a.seq - b.seq);
 }
 
 export async function loadEntries(sql: Sql, runId: string): Promise<RunEntry[]> {

@@ -2,7 +2,7 @@
 // heartbeat, progress (entries + events), the one finalization transaction, cancel.
 
 import { KeelError } from '../../errors.ts';
-import type { JsonObject, Run, RunError } from '../../types.ts';
+import type { JsonObject, Run, RunEntry, RunError } from '../../types.ts';
 import type { Fence, FinalizeInput, ProgressInput, StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { insertDeliveryForRun } from './deliveries.ts';
@@ -26,12 +26,20 @@ function leaseLost(fence: Fence): KeelError {
   );
 }
 
-export function heartbeat(ctx: StoreContext, fence: Fence, leaseMs: number): boolean {
+export function heartbeat(
+  ctx: StoreContext,
+  fence: Fence,
+  leaseMs: number,
+  elapsedMs?: number,
+): boolean {
   return ctx.write(
     () =>
       ctx
-        .sql(`UPDATE runs SET lease_expires_at = ? WHERE ${fenceClause(ctx)}`)
-        .run(ctx.now() + leaseMs, fence.run_id, fence.attempt).changes === 1,
+        .sql(
+          `UPDATE runs SET lease_expires_at = ?, elapsed_ms = COALESCE(?, elapsed_ms)
+           WHERE ${fenceClause(ctx)}`,
+        )
+        .run(ctx.now() + leaseMs, elapsedMs ?? null, fence.run_id, fence.attempt).changes === 1,
   );
 }
 
@@ -43,8 +51,12 @@ export function expireAllLeases(ctx: StoreContext): number {
   );
 }
 
-export function appendProgress(ctx: StoreContext, fence: Fence, progress: ProgressInput): void {
-  ctx.write((changes) => {
+export function appendProgress(
+  ctx: StoreContext,
+  fence: Fence,
+  progress: ProgressInput,
+): RunEntry[] {
+  const stored = ctx.write((changes) => {
     const now = ctx.now();
     const row = ctx
       .sql(
@@ -60,14 +72,16 @@ export function appendProgress(ctx: StoreContext, fence: Fence, progress: Progre
         fence.attempt,
       ) as { tenant: string; run_id: string } | undefined;
     if (!row) throw leaseLost(fence);
-    if (progress.entries?.length) {
-      appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now);
-    }
+    const entries = progress.entries?.length
+      ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
+      : [];
     for (const event of progress.events ?? []) {
       appendEvent(ctx, changes, row, event.type, event.data, now);
     }
+    return entries;
   });
   ctx.afterCommit(() => ctx.failpoints.hit('entry.after_commit'));
+  return stored;
 }
 
 function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: number): RunRow {

@@ -209,13 +209,13 @@ export class SqliteStore implements Store {
   async claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return this.ctx.batched(() => runs.claimNextRun(this.ctx, options));
   }
-  async heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
-    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs));
+  async heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
+    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs));
   }
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
-  async appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
+  async appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
     return this.ctx.batched(() => runWrites.appendProgress(this.ctx, fence, progress));
   }
   async loadEntries(runId: string): Promise<RunEntry[]> {

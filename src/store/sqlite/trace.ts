@@ -37,15 +37,19 @@ export function appendEntries(
   attempt: number,
   entries: readonly EntryBody[],
   ts: number,
-): void {
+): RunEntry[] {
   let seq = nextSeq(ctx, 'run_entries', runId);
   const insert = ctx.sql(
     'INSERT INTO run_entries (run_id, seq, attempt, kind, body, ts) VALUES (?, ?, ?, ?, ?, ?)',
   );
+  const stored: RunEntry[] = [];
+  const iso = new Date(ts).toISOString();
   for (const entry of entries) {
     insert.run(runId, seq, attempt, entry.kind, JSON.stringify(entry.body), ts);
+    stored.push({ ...entry, run_id: runId, seq, attempt, ts: iso });
     seq += 1;
   }
+  return stored;
 }
 
 export function loadEntries(ctx: StoreContext, runId: string): RunEntry[] {

@@ -2,6 +2,7 @@
 // mapping of capability errors to tool errors, and the maintainer's host-enforced rule.
 
 import { z } from 'zod';
+import { isKeelError } from '../../errors.ts';
 import { MAINTAINER_AGENT } from '../../memory/maintenance.ts';
 import { DEFAULT_NAMESPACE, MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ToolContext } from '../tool.ts';
@@ -42,10 +43,9 @@ export async function asToolCall<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (error instanceof ToolError || typeof code !== 'string') throw error;
-    const mapped = code === 'VALIDATION_FAILED' ? 'INVALID_ARGUMENT' : code;
-    throw new ToolError(mapped, (error as Error).message);
+    if (!isKeelError(error)) throw error;
+    const code = error.code === 'VALIDATION_FAILED' ? 'INVALID_ARGUMENT' : error.code;
+    throw new ToolError(code, error.message);
   }
 }
 

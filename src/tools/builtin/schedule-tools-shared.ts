@@ -2,6 +2,7 @@
 // the port's validation errors into tool errors the model can act on.
 
 import { z } from 'zod';
+import { isKeelError } from '../../errors.ts';
 import type { JsonObject, Schedule } from '../../types.ts';
 import type { ToolContext } from '../tool.ts';
 import { ToolError } from '../tool.ts';
@@ -42,12 +43,12 @@ export async function asToolErrors<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
     if (
-      typeof code === 'string' &&
-      /^(VALIDATION_FAILED|SCHEDULE_NOT_FOUND|AGENT_NOT_FOUND)$/.test(code)
+      isKeelError(error, 'VALIDATION_FAILED') ||
+      isKeelError(error, 'SCHEDULE_NOT_FOUND') ||
+      isKeelError(error, 'AGENT_NOT_FOUND')
     ) {
-      throw new ToolError(code, (error as Error).message);
+      throw new ToolError(error.code, error.message);
     }
     throw error;
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { WebError } from '../../web/errors.ts';
 import { defineTool, ToolError } from '../tool.ts';
 import type { WebPort } from './web-port.ts';
 
@@ -12,10 +13,7 @@ export async function asWebToolErrors<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('WEB_')) {
-      throw new ToolError(code, (error as Error).message);
-    }
+    if (error instanceof WebError) throw new ToolError(error.code, error.message);
     throw error;
   }
 }

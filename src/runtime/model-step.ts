@@ -1,0 +1,122 @@
+// The model half of a step: the stop conditions checked before a model call, the
+// `model.request` intent, the provider call (model-call.ts) and the `assistant` entry +
+// `model.response` event appended before anything else happens (docs/architecture.md,
+// step 6). A recorded response is never requested again: the loop only gets here when
+// the last entry is not an assistant entry.
+
+import type { Failpoints } from '../failpoints.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Provider, ToolDefinition } from '../providers/provider.ts';
+import type {
+  Agent,
+  EntryBody,
+  RunEntry,
+  RunFigures,
+  RunOutcome,
+  ThreadMessage,
+} from '../types.ts';
+import type { RunEvent } from './events.ts';
+import { runFailed } from './finalize.ts';
+import type { LiveEvents } from './live.ts';
+import type { RetryPolicy } from './model-call.ts';
+import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
+import { systemPrompt, unansweredCalls } from './model-input.ts';
+import type { RunControl } from './run-control.ts';
+
+export interface ModelStepDeps {
+  runId: string;
+  agent: Agent;
+  resolved: { provider: Provider; model: string };
+  /** The thread's past turns the model sees before this run's entries. */
+  context: ThreadMessage[];
+  tools: ToolDefinition[];
+  control: RunControl;
+  metrics: Metrics;
+  failpoints: Failpoints;
+  live?: LiveEvents;
+  retry?: RetryPolicy;
+  now: () => number;
+  /** Figures of the run; steps and usage are updated here, elapsed_ms by the loop. */
+  figures: RunFigures;
+  remainingMs(): number;
+  /** One fenced transaction (run-loop's checkpoint). */
+  checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
+}
+
+/**
+ * One model step. Returns the outcome when the run is over, 'stopped' when the attempt
+ * must stop (the loop reads why from the control), null when the response is recorded.
+ */
+export async function modelStep(
+  deps: ModelStepDeps,
+  entries: readonly RunEntry[],
+  timeoutFailure: () => RunOutcome,
+): Promise<RunOutcome | 'stopped' | null> {
+  const { agent, figures, live, runId } = deps;
+  if (figures.steps >= agent.max_steps) {
+    const message = `max_steps (${agent.max_steps}) reached before a final answer`;
+    return runFailed('MAX_STEPS_EXCEEDED', message);
+  }
+  if (deps.remainingMs() <= 0) return timeoutFailure();
+  const unanswered = unansweredCalls(entries);
+  // Transcript integrity: never send a tool call without its result. Unreachable
+  // unless the loop itself is wrong; failing beats sending a broken transcript.
+  if (unanswered.length > 0) {
+    const message = `transcript integrity: call(s) ${unanswered.join(', ')} have no result`;
+    return runFailed('INTERNAL', message);
+  }
+  const step = figures.steps + 1;
+  await deps.checkpoint([], [{ type: 'model.request', data: { step, model: agent.model } }]);
+
+  const result = await callModel({
+    provider: deps.resolved.provider,
+    request: {
+      model: deps.resolved.model,
+      system: systemPrompt(agent),
+      context: deps.context,
+      // A copy: the provider may keep the request while the loop appends.
+      entries: [...entries],
+      tools: deps.tools,
+      temperature: agent.temperature,
+      max_tokens: agent.max_tokens,
+      ...(live && {
+        onDelta: (text: string) =>
+          live.publish(runId, { type: 'model.delta', data: { step, text } }),
+      }),
+    },
+    control: deps.control,
+    policy: deps.retry ?? DEFAULT_RETRY_POLICY,
+    metrics: deps.metrics,
+    now: deps.now,
+    onRetry: ({ attempt, delayMs, error }) =>
+      deps.checkpoint(
+        [],
+        [{ type: 'model.retry', data: { step, attempt, delay_ms: delayMs, error } }],
+      ),
+  });
+  if (result.kind === 'stopped') return 'stopped';
+  if (result.kind === 'failed') return { status: 'failed', error: result.error };
+
+  const { assistant, raw } = result.response;
+  deps.failpoints.hit('model.after_response');
+  figures.steps = step;
+  figures.usage.model_calls += 1;
+  figures.usage.input_tokens += assistant.usage.input_tokens;
+  figures.usage.output_tokens += assistant.usage.output_tokens;
+  await deps.checkpoint(
+    [{ kind: 'assistant', body: assistant }],
+    [
+      {
+        type: 'model.response',
+        data: {
+          step,
+          usage: assistant.usage,
+          latency_ms: result.latencyMs,
+          finish_reason: assistant.finish_reason,
+          ...(raw && { raw }),
+        },
+      },
+    ],
+  );
+  return null;
+}
