@@ -8,9 +8,6 @@
 // Every random choice (scripts, waves, submit and kill times) comes from one seed; process
 // timing does not, so a seed reproduces the plan, not the exact interleaving.
 
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import type { UncertainEffectPolicy } from '../../src/types.ts';
 import type { CheckedRun, Findings, SinkEffect } from './crash-checks.ts';
 import {
@@ -22,6 +19,8 @@ import {
   emptyFindings,
   runsOfScope,
 } from './crash-checks.ts';
+import type { CrashBackend } from './crash-backend.ts';
+import { sqliteCrashBackend } from './crash-backend.ts';
 import type { EffectSink } from './crash-harness.ts';
 import { TENANT, call, serve, tempDir } from './crash-harness.ts';
 
@@ -45,6 +44,8 @@ export interface RandomLoopOptions {
   sink: EffectSink;
   /** Extra environment for every `keel serve` (a seeded bug). */
   env?: Record<string, string>;
+  /** Where the data lives (default SQLite). */
+  backend?: CrashBackend;
 }
 
 export interface RandomLoopReport {
@@ -238,7 +239,12 @@ function startLife(url: string): { life: Life; end: () => void } {
 export async function randomCrashLoop(options: RandomLoopOptions): Promise<RandomLoopReport> {
   const started = Date.now();
   const dataDir = tempDir();
-  const env = { KEEL_TEST_EFFECT_SINK_URL: options.sink.url, ...options.env };
+  const backend = options.backend ?? sqliteCrashBackend;
+  const env = {
+    KEEL_TEST_EFFECT_SINK_URL: options.sink.url,
+    ...backend.env(dataDir),
+    ...options.env,
+  };
   const { turns, killDelays } = plan(options);
   const report: RandomLoopReport = {
     findings: emptyFindings(),
@@ -288,7 +294,7 @@ export async function randomCrashLoop(options: RandomLoopOptions): Promise<Rando
       await served.kill();
     }
   }
-  await checkAll(dataDir, turns, options.sink, killedPids, report);
+  await checkAll(dataDir, backend, turns, options.sink, killedPids, report);
   report.seconds = (Date.now() - started) / 1000;
   return report;
 }
@@ -315,6 +321,7 @@ async function finish(url: string, turns: Turn[], f: Findings): Promise<void> {
 
 async function checkAll(
   dataDir: string,
+  backend: CrashBackend,
   turns: Turn[],
   sink: EffectSink,
   killedPids: Set<number>,
@@ -326,7 +333,7 @@ async function checkAll(
     effectsOfScope.set(effect.scope, [...(effectsOfScope.get(effect.scope) ?? []), effect]);
   }
   const interruptedPids = new Set<number>();
-  const store = await openSqliteStore({ path: join(dataDir, 'keel.db'), durability: 'full' });
+  const store = await backend.open(dataDir);
   try {
     for (const scope of new Set(turns.map((turn) => turn.scope))) {
       const ofScope = turns.filter((turn) => turn.scope === scope);
@@ -385,14 +392,9 @@ async function checkAll(
     if (!killedPids.has(pid)) f.problems.push(`a run was taken from pid ${pid}, never killed`);
   }
   report.inFlightKills = interruptedPids.size;
-  // I10 as well: the file survived every kill intact.
-  const raw = new Database(join(dataDir, 'keel.db'), { readonly: true });
-  try {
-    const integrity = raw.pragma('integrity_check', { simple: true });
-    if (integrity !== 'ok') f.problems.push(`I10: integrity_check says ${String(integrity)}`);
-  } finally {
-    raw.close();
-  }
+  // I10 as well: the store survived every kill intact.
+  const integrity = await backend.integrity(dataDir);
+  if (integrity) f.problems.push(integrity);
 }
 
 /** The figures line the crash tests print. */
