@@ -114,6 +114,11 @@ export class PgContext {
     this.read = sqlOn(pool);
   }
 
+  /** True when tests replaced the database's clock (every reading must come from it). */
+  get injectedClock(): boolean {
+    return this.clock !== null;
+  }
+
   hasBug(bug: SeededBug): boolean {
     return this.seededBugs.has(bug);
   }

@@ -146,8 +146,14 @@ export async function listRuns(
 // SKIP LOCKED passes over rows another claimer is taking right now; the UPDATE re-checks
 // the row's state. The partial unique index on running runs per lane is the backstop:
 // a race the query misses fails the UPDATE, which is reported as "nothing claimed".
+// The claim's time ($3, or when null the clock as this statement runs) is read after the
+// statement's snapshot, not at BEGIN: a lane's previous run may commit its end between
+// this transaction's BEGIN and this statement, and `run.claimed` must not be stamped
+// before the end it waited for.
 export const CLAIM_SQL = `
-WITH queued AS (
+WITH clock AS MATERIALIZED (
+  SELECT COALESCE($3::bigint, floor(extract(epoch from clock_timestamp()) * 1000)::bigint) AS now
+), queued AS (
   SELECT r.queue_pos, r.run_id FROM runs r
   WHERE r.status = 'queued'
     AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
@@ -157,18 +163,18 @@ WITH queued AS (
   ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
 ), expired AS (
   SELECT e.queue_pos, e.run_id FROM runs e
-  WHERE e.status = 'running' AND e.lease_expires_at <= $3
+  WHERE e.status = 'running' AND e.lease_expires_at <= (SELECT now FROM clock)
   ORDER BY e.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
 ), candidate AS (
   SELECT c.run_id FROM (SELECT * FROM queued UNION ALL SELECT * FROM expired) AS c
   ORDER BY c.queue_pos LIMIT 1
 )
 UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $1,
-  lease_expires_at = $3::bigint + $2::bigint, started_at = COALESCE(started_at, $3)
-FROM candidate
+  lease_expires_at = clock.now + $2::bigint, started_at = COALESCE(started_at, clock.now)
+FROM candidate, clock
 WHERE runs.run_id = candidate.run_id
-  AND (runs.status = 'queued' OR (runs.status = 'running' AND runs.lease_expires_at <= $3))
-RETURNING runs.*`;
+  AND (runs.status = 'queued' OR (runs.status = 'running' AND runs.lease_expires_at <= clock.now))
+RETURNING runs.*, clock.now AS claimed_at`;
 
 class LaneTaken extends Error {}
 
@@ -179,15 +185,22 @@ export async function claimNextRun(
   let claimed: ClaimedRun | null;
   try {
     claimed = await ctx.write(async (tx) => {
-      let row: RunRow | undefined;
+      let row: (RunRow & { claimed_at: number }) | undefined;
       try {
-        row = await tx.one<RunRow>(CLAIM_SQL, [options.owner, options.lease_ms, tx.now]);
+        row = await tx.one<RunRow & { claimed_at: number }>(CLAIM_SQL, [
+          options.owner,
+          options.lease_ms,
+          ctx.injectedClock ? tx.now : null,
+        ]);
       } catch (error) {
         if (isUniqueViolation(error)) throw new LaneTaken();
         throw error;
       }
       if (!row) return null;
-      await appendEvent(tx, row, 'run.claimed', { attempt: row.attempt, worker: options.owner });
+      await appendEvent({ ...tx, now: row.claimed_at }, row, 'run.claimed', {
+        attempt: row.attempt,
+        worker: options.owner,
+      });
       const agent = await tx.one<AgentRow>('SELECT * FROM agents WHERE tenant = $1 AND name = $2', [
         row.tenant,
         row.agent,
