@@ -24,6 +24,15 @@ export async function waitForRun(
   // Subscribe before the first read so a run finishing in between is not missed.
   const unsubscribe = store.subscribe((change) => {
     if (change.kind === 'run.terminal' && change.run_id === runId) wake();
+    // The terminal notification may have been missed while the store was away.
+    if (change.kind === 'store.resync') {
+      void store
+        .getRun(tenant, runId)
+        .then((run) => {
+          if (run && isTerminal(run.status)) wake();
+        })
+        .catch(() => undefined);
+    }
   });
   const timer = setTimeout(wake, timeoutMs);
   const onAbort = (): void => wake();

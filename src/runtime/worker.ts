@@ -233,7 +233,8 @@ export function createWorker(options: WorkerOptions): Worker {
       if (started) return;
       started = true;
       unsubscribe = store.subscribe((change) => {
-        if (change.kind === 'run.queued') wake();
+        // store.resync: queued notifications may have been missed while the store was away.
+        if (change.kind === 'run.queued' || change.kind === 'store.resync') wake();
         if (change.kind === 'run.terminal') {
           // Cancel or agent deletion: abort at once so nothing more is written. (Our own
           // finalize lands here too, after the loop has ended: harmless.)

@@ -277,7 +277,12 @@ export interface MemoryVectorUpdate {
 export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
   | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
-  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus };
+  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
+  /**
+   * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
+   * connection came back), so every subscriber re-reads what it watches.
+   */
+  | { kind: 'store.resync'; tenant: null; run_id: null };
 
 export type ChangeListener = (change: StoreChange) => void;
 

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import type { CrashBackend } from './crash-backend.ts';
+import { sqliteCrashBackend } from './crash-backend.ts';
 import type { Findings, SinkEffect } from './crash-checks.ts';
 import {
   checkLaneOrder,
@@ -212,9 +213,13 @@ export interface Scenario {
 }
 
 /** Reads the stopped data dir and the sink log; returns what broke. */
-export async function checkScenario(s: Scenario, sink: EffectSink): Promise<Findings> {
+export async function checkScenario(
+  s: Scenario,
+  sink: EffectSink,
+  backend: CrashBackend = sqliteCrashBackend,
+): Promise<Findings> {
   const f = emptyFindings();
-  const store = await openSqliteStore({ path: join(s.dataDir, 'keel.db'), durability: 'full' });
+  const store = await backend.open(s.dataDir);
   try {
     const runs = await runsOfScope(store, TENANT, s.scope);
     checkRequestIds(runs, [{ requestId: s.requestId, runId: s.runId }], f);
@@ -274,11 +279,12 @@ export async function crashScenario(
   fault: FaultCase,
   sink: EffectSink,
   extraEnv: Record<string, string> = {},
+  backend: CrashBackend = sqliteCrashBackend,
 ): Promise<Findings> {
   const dataDir = tempDir();
   const scope = `sweep-${fault.point}-${fault.hit}`;
   const requestId = `req-${fault.point}-${fault.hit}`;
-  const base = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...extraEnv };
+  const base = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...backend.env(dataDir), ...extraEnv };
   const doomed = await serve(dataDir, {
     ...base,
     KEEL_TEST_FAILPOINTS: '1',
@@ -326,6 +332,7 @@ export async function crashScenario(
     return await checkScenario(
       { dataDir, runId, requestId, followUpId: followUp.body.run_id as string, scope },
       sink,
+      backend,
     );
   } finally {
     await restarted.kill();

@@ -10,8 +10,6 @@
 
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import type { UncertainEffectPolicy } from '../../src/types.ts';
 import type { CheckedRun, Findings, SinkEffect } from './crash-checks.ts';
 import {
@@ -23,6 +21,8 @@ import {
   emptyFindings,
   runsOfScope,
 } from './crash-checks.ts';
+import type { CrashBackend } from './crash-backend.ts';
+import { sqliteCrashBackend } from './crash-backend.ts';
 import type { EffectSink } from './crash-harness.ts';
 import { TENANT, call, serve, tempDir } from './crash-harness.ts';
 
@@ -46,6 +46,8 @@ export interface RandomLoopOptions {
   sink: EffectSink;
   /** Extra environment for every `keel serve` (a seeded bug). */
   env?: Record<string, string>;
+  /** Where the data lives (default SQLite). */
+  backend?: CrashBackend;
 }
 
 export interface RandomLoopReport {
@@ -239,13 +241,15 @@ function startLife(url: string): { life: Life; end: () => void } {
 export async function randomCrashLoop(options: RandomLoopOptions): Promise<RandomLoopReport> {
   const started = Date.now();
   const dataDir = tempDir();
+  const backend = options.backend ?? sqliteCrashBackend;
   // This loop proves recovery from kills, not the crash budget: a run in flight at every
   // kill must still end as its resume policy says, so max_attempts exceeds the kills
   // (RUN_CRASHED has its own tests: runtime-crashes, crash-attempts).
-  const config = join(dataDir, 'keel.toml');
-  writeFileSync(config, `[workers]\nmax_attempts = ${options.kills + 1}\n`);
+  const config = join(dataDir, 'crash-loop.toml');
+  writeFileSync(config, `[workers]\n${backend.workerToml}max_attempts = ${options.kills + 1}\n`);
   const env = {
     KEEL_TEST_EFFECT_SINK_URL: options.sink.url,
+    ...backend.env(dataDir),
     KEEL_CONFIG: config,
     ...options.env,
   };
@@ -298,7 +302,7 @@ export async function randomCrashLoop(options: RandomLoopOptions): Promise<Rando
       await served.kill();
     }
   }
-  await checkAll(dataDir, turns, options.sink, killedPids, report);
+  await checkAll(dataDir, backend, turns, options.sink, killedPids, report);
   report.seconds = (Date.now() - started) / 1000;
   return report;
 }
@@ -325,6 +329,7 @@ async function finish(url: string, turns: Turn[], f: Findings): Promise<void> {
 
 async function checkAll(
   dataDir: string,
+  backend: CrashBackend,
   turns: Turn[],
   sink: EffectSink,
   killedPids: Set<number>,
@@ -336,7 +341,7 @@ async function checkAll(
     effectsOfScope.set(effect.scope, [...(effectsOfScope.get(effect.scope) ?? []), effect]);
   }
   const interruptedPids = new Set<number>();
-  const store = await openSqliteStore({ path: join(dataDir, 'keel.db'), durability: 'full' });
+  const store = await backend.open(dataDir);
   try {
     for (const scope of new Set(turns.map((turn) => turn.scope))) {
       const ofScope = turns.filter((turn) => turn.scope === scope);
@@ -395,14 +400,9 @@ async function checkAll(
     if (!killedPids.has(pid)) f.problems.push(`a run was taken from pid ${pid}, never killed`);
   }
   report.inFlightKills = interruptedPids.size;
-  // I10 as well: the file survived every kill intact.
-  const raw = new Database(join(dataDir, 'keel.db'), { readonly: true });
-  try {
-    const integrity = raw.pragma('integrity_check', { simple: true });
-    if (integrity !== 'ok') f.problems.push(`I10: integrity_check says ${String(integrity)}`);
-  } finally {
-    raw.close();
-  }
+  // I10 as well: the store survived every kill intact.
+  const integrity = await backend.integrity(dataDir);
+  if (integrity) f.problems.push(integrity);
 }
 
 /** The figures line the crash tests print. */

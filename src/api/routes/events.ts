@@ -137,7 +137,9 @@ export function eventRoutes(app: ZodApp, deps: ApiDeps): void {
       const feed = new RunFeed(deps, tenant, id, after, sse);
       // Subscribed before the first read, so nothing committed in between is missed.
       const unsubscribeStore = store.subscribe((change) => {
-        if (change.run_id === id && change.kind !== 'run.queued') void feed.pump();
+        // store.resync: events may have been missed; the pump replays from the last seq.
+        if (change.kind === 'store.resync') void feed.pump();
+        else if (change.run_id === id && change.kind !== 'run.queued') void feed.pump();
       });
       const unsubscribeLive = deps.live?.subscribe(id, (event) => feed.live(event));
       sse.onClose(() => {

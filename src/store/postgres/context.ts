@@ -8,6 +8,8 @@ import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
+import { STORE_RETRY_AFTER_S, storeFault, toStoreError } from '../store-errors.ts';
+import { WriteHealth } from '../write-health.ts';
 
 /** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
 export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
@@ -30,8 +32,11 @@ export interface Tx extends Sql {
 }
 
 export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
+  // A lost connection or a full disk reaches the caller as STORE_UNAVAILABLE.
   const run = (text: string, params?: readonly SqlParam[]) =>
-    runner.query(text, params as unknown[] | undefined);
+    runner.query(text, params as unknown[] | undefined).catch((error: unknown) => {
+      throw toStoreError(error);
+    });
   return {
     async rows<T>(text: string, params?: readonly SqlParam[]): Promise<T[]> {
       return (await run(text, params)).rows as T[];
@@ -92,6 +97,8 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
 export class PgContext {
   readonly listeners = new Set<ChangeListener>();
   readonly read: Sql;
+  /** Whether the last write hit a full disk (readiness). */
+  readonly health = new WriteHealth();
 
   constructor(
     readonly pool: pg.Pool,
@@ -105,6 +112,11 @@ export class PgContext {
     private readonly seededBugs: ReadonlySet<string>,
   ) {
     this.read = sqlOn(pool);
+  }
+
+  /** True when tests replaced the database's clock (every reading must come from it). */
+  get injectedClock(): boolean {
+    return this.clock !== null;
   }
 
   hasBug(bug: SeededBug): boolean {
@@ -127,7 +139,10 @@ export class PgContext {
     try {
       client = await this.pool.connect();
     } catch (error) {
-      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL: ${(error as Error).message}`);
+      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL: ${(error as Error).message}`, {
+        fault: 'connection',
+        retry_after_s: STORE_RETRY_AFTER_S,
+      });
     }
     let broken: Error | undefined;
     try {
@@ -154,12 +169,14 @@ export class PgContext {
         });
         throw error;
       }
+      this.health.record();
       this.notify(changes);
       this.publish(changes);
       return result;
     } catch (error) {
       if (isConnectionError(error)) broken ??= error as Error;
-      throw error;
+      this.health.record(error);
+      throw toStoreError(error);
     } finally {
       // A client whose connection failed is destroyed, not handed to the next caller.
       client.release(broken);
@@ -217,10 +234,6 @@ export class PgContext {
 }
 
 function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
   // Class 08 (connection exception), 57P01 (admin shutdown) or a socket error.
-  return (
-    (typeof code === 'string' && (code.startsWith('08') || code === '57P01')) ||
-    (error instanceof Error && /Connection terminated|ECONNRESET|ECONNREFUSED/.test(error.message))
-  );
+  return storeFault(error) === 'connection';
 }

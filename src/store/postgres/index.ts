@@ -8,6 +8,7 @@ import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import { PgContext, quoteIdent } from './context.ts';
 import { ChangeListenerConnection } from './listener.ts';
+import { CONNECT_TIMEOUT_MS, guardPoolConnections } from './pool-health.ts';
 import type { PostgresMigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
 import type { PostgresFeatures } from './postgres-store.ts';
@@ -76,6 +77,8 @@ function clientConfig(url: string, schema: string): pg.ClientConfig {
     // and fencing statements are written for it).
     options: `-c search_path=${quoteIdent(schema)},public -c synchronous_commit=on -c default_transaction_isolation=read\\ committed`,
     application_name: 'keel',
+    // Dead peers (a failover without a FIN) are noticed instead of hanging a query.
+    keepAlive: true,
   };
 }
 
@@ -139,9 +142,13 @@ function assertSettings(features: PostgresFeatures, where: string): void {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const { url, schema, safe } = parseUrl(options.url, options.schema);
   const config = clientConfig(url, schema);
-  const pool = new pg.Pool({ ...config, max: options.poolSize ?? DEFAULT_POOL_SIZE });
-  // An idle client's connection error must not crash the process; the next query fails.
-  pool.on('error', () => undefined);
+  const pool = new pg.Pool({
+    ...config,
+    max: options.poolSize ?? DEFAULT_POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // A client's connection error (idle or checked out) must not crash the process.
+  guardPoolConnections(pool);
   const migrations = loadMigrations();
   let listener: ChangeListenerConnection | null = null;
   try {

@@ -2,8 +2,9 @@
 // notifications (run.queued / run.event / run.terminal) to this process's listeners.
 // Its own notifications come back too and are skipped (they were delivered locally
 // right after the commit). When the connection drops, notifications sent meanwhile
-// are lost: it reconnects with backoff, and callers keep their fallback polls
-// (the worker's claim poll, SSE's trace replay from its last seq) for exactly that gap.
+// are lost: it reconnects with backoff, and once back it tells this process's listeners
+// so (a `store.resync` change): the worker starts a claim round, SSE streams replay the
+// trace from their last seq, long polls read their run again.
 
 import pg from 'pg';
 import type { PgContext } from './context.ts';
@@ -17,6 +18,7 @@ export class ChangeListenerConnection {
   private closed = false;
   private retryMs = RECONNECT_MIN_MS;
   private timer: NodeJS.Timeout | null = null;
+  private everConnected = false;
   /** True while LISTEN is active; false while reconnecting. */
   connected = false;
 
@@ -39,16 +41,25 @@ export class ChangeListenerConnection {
       const decoded = decodeChange(message.payload);
       if (decoded && decoded.origin !== this.ctx.origin) this.ctx.notify([decoded.change]);
     });
-    await client.connect();
-    await client.query(`LISTEN ${quoteIdent(this.ctx.channel)}`);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${quoteIdent(this.ctx.channel)}`);
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
     if (this.closed) {
       await client.end().catch(() => undefined);
       return;
     }
+    const reconnected = this.everConnected;
     this.client = client;
     this.connected = true;
+    this.everConnected = true;
     this.retryMs = RECONNECT_MIN_MS;
     this.onState(true);
+    // Notifications sent while we were away are gone: listeners catch up by reading.
+    if (reconnected) this.ctx.notify([{ kind: 'store.resync', tenant: null, run_id: null }]);
   }
 
   private lost(client: pg.Client, error?: Error): void {

@@ -114,6 +114,7 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     await this.ctx.read.one('SELECT 1');
+    this.ctx.health.assertWritable();
   }
 
   async close(): Promise<void> {

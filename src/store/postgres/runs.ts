@@ -161,8 +161,14 @@ export async function listRuns(
 // SKIP LOCKED passes over rows another claimer is taking right now; the UPDATE re-checks
 // the row's state. The partial unique index on running runs per lane is the backstop:
 // a race the query misses fails the UPDATE, which is reported as "nothing claimed".
+// The claim's time ($3, or when null the clock as this statement runs) is read after the
+// statement's snapshot, not at BEGIN: a lane's previous run may commit its end between
+// this transaction's BEGIN and this statement, and `run.claimed` must not be stamped
+// before the end it waited for.
 export const CLAIM_SQL = `
-WITH load AS (
+WITH clock AS MATERIALIZED (
+  SELECT COALESCE($3::bigint, floor(extract(epoch from clock_timestamp()) * 1000)::bigint) AS now
+), load AS (
   SELECT tenant, count(*) AS running FROM runs WHERE status = 'running' GROUP BY tenant
 ), queued AS (
   SELECT h.queue_pos, h.run_id FROM tenants t
@@ -180,18 +186,18 @@ WITH load AS (
   ORDER BY COALESCE(l.running, 0), h.queue_pos LIMIT 1
 ), expired AS (
   SELECT e.queue_pos, e.run_id FROM runs e
-  WHERE e.status = 'running' AND e.lease_expires_at <= $3
+  WHERE e.status = 'running' AND e.lease_expires_at <= (SELECT now FROM clock)
   ORDER BY e.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
 ), candidate AS (
   SELECT c.run_id FROM (SELECT * FROM queued UNION ALL SELECT * FROM expired) AS c
   ORDER BY c.queue_pos LIMIT 1
 )
 UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $1,
-  lease_expires_at = $3::bigint + $2::bigint, started_at = COALESCE(started_at, $3)
-FROM candidate
+  lease_expires_at = clock.now + $2::bigint, started_at = COALESCE(started_at, clock.now)
+FROM candidate, clock
 WHERE runs.run_id = candidate.run_id
-  AND (runs.status = 'queued' OR (runs.status = 'running' AND runs.lease_expires_at <= $3))
-RETURNING runs.*`;
+  AND (runs.status = 'queued' OR (runs.status = 'running' AND runs.lease_expires_at <= clock.now))
+RETURNING runs.*, clock.now AS claimed_at`;
 
 class LaneTaken extends Error {}
 
@@ -202,12 +208,12 @@ export async function claimNextRun(
   let claimed: ClaimedRun | null;
   try {
     claimed = await ctx.write(async (tx) => {
-      let row: RunRow | undefined;
+      let row: (RunRow & { claimed_at: number }) | undefined;
       try {
-        row = await tx.one<RunRow>(CLAIM_SQL, [
+        row = await tx.one<RunRow & { claimed_at: number }>(CLAIM_SQL, [
           options.owner,
           options.lease_ms,
-          tx.now,
+          ctx.injectedClock ? tx.now : null,
           runningCapParam(options.max_running_per_tenant),
         ]);
       } catch (error) {
@@ -215,7 +221,10 @@ export async function claimNextRun(
         throw error;
       }
       if (!row) return null;
-      await appendEvent(tx, row, 'run.claimed', { attempt: row.attempt, worker: options.owner });
+      await appendEvent({ ...tx, now: row.claimed_at }, row, 'run.claimed', {
+        attempt: row.attempt,
+        worker: options.owner,
+      });
       const agent = await tx.one<AgentRow>('SELECT * FROM agents WHERE tenant = $1 AND name = $2', [
         row.tenant,
         row.agent,

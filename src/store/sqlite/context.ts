@@ -11,6 +11,8 @@
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
+import { toStoreError } from '../store-errors.ts';
+import { FullDiskGuard } from './disk-reserve.ts';
 import type { SqliteReadPool } from './read-pool.ts';
 
 /** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
@@ -47,6 +49,12 @@ export class StoreContext {
     private readonly seededBugs: ReadonlySet<string>,
     /** Threads for long reads (memory's vector scan); null: they run on this connection. */
     readonly readPool: SqliteReadPool | null = null,
+    /** Full-disk handling (disk-reserve.ts); the default keeps no reserve file. */
+    readonly disk: FullDiskGuard = new FullDiskGuard({
+      reservePath: null,
+      checkpoint: () => undefined,
+      freePagesBytes: () => 0,
+    }),
   ) {
     this.transaction = db.transaction((body: () => unknown) => body());
   }
@@ -71,15 +79,21 @@ export class StoreContext {
    * rolled-back write notifies nobody.
    */
   write<T>(body: (changes: StoreChange[]) => T): T {
+    this.disk.admit();
     const frame: CommitFrame = { changes: [], hooks: [] };
     this.frames.push(frame);
     let result: T;
     try {
       result = this.transaction.immediate(() => body(frame.changes)) as T;
+    } catch (error) {
+      // A full disk answers STORE_UNAVAILABLE (and releases the reserve for deletes).
+      this.disk.failed(error);
+      throw toStoreError(error);
     } finally {
       this.frames.pop();
     }
     this.settle(frame);
+    if (this.frames.length === 0) this.disk.committed();
     return result;
   }
 
@@ -134,7 +148,9 @@ export class StoreContext {
         }
       });
     } catch (error) {
-      for (const write of writes) write.reject(error);
+      this.disk.failed(error);
+      const mapped = toStoreError(error);
+      for (const write of writes) write.reject(mapped);
       return;
     }
     writes.forEach((write, index) => {

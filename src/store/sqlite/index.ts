@@ -2,12 +2,13 @@
 // `keel migrate [--check]`.
 
 import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import type { Durability } from './connection.ts';
 import { openConnection, READER_PRAGMAS } from './connection.ts';
 import { StoreContext } from './context.ts';
+import { FullDiskGuard, RESERVE_FILE_NAME } from './disk-reserve.ts';
 import type { DataDirLock } from './lock.ts';
 import { acquireDataDirLock } from './lock.ts';
 import type { MigrationReport } from './migrations.ts';
@@ -71,6 +72,14 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
         options.failpoints ?? inertFailpoints,
         new Set(options.seededBugs ?? []),
         threads > 0 ? new SqliteReadPool(path, threads, READER_PRAGMAS) : null,
+        // The reserve lives with the data dir its lock guards (a peer has neither).
+        new FullDiskGuard({
+          reservePath: lock ? join(dirname(path), RESERVE_FILE_NAME) : null,
+          checkpoint: () => db.pragma('wal_checkpoint(TRUNCATE)'),
+          freePagesBytes: () =>
+            Number(db.pragma('freelist_count', { simple: true })) *
+            Number(db.pragma('page_size', { simple: true })),
+        }),
       );
       upgradeUnshardedVectorTables(ctx);
       const description = `sqlite ${path} (synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}, WAL)`;

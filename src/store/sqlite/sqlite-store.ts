@@ -122,6 +122,9 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.ctx.db.prepare('SELECT 1').get();
+    // Not ready while the disk is full (space freed outside keel is noticed here).
+    this.ctx.disk.recover('probe');
+    this.ctx.disk.health.assertWritable();
   }
 
   async close(): Promise<void> {
@@ -164,7 +167,8 @@ export class SqliteStore implements Store {
     return tenants.updateTenant(this.ctx, name, metadata, ifUpdatedAt);
   }
   async deleteTenant(name: string): Promise<boolean> {
-    return tenants.deleteTenant(this.ctx, name);
+    // Deletes go on while the disk is full: they are how space comes back.
+    return this.ctx.disk.freeingSpace(() => tenants.deleteTenant(this.ctx, name));
   }
   async createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord> {
     return tenants.createToken(this.ctx, token);
@@ -173,7 +177,7 @@ export class SqliteStore implements Store {
     return tenants.listTokens(this.ctx, tenant);
   }
   async deleteToken(tenant: string, id: string): Promise<boolean> {
-    return tenants.deleteToken(this.ctx, tenant, id);
+    return this.ctx.disk.freeingSpace(() => tenants.deleteToken(this.ctx, tenant, id));
   }
   async findToken(id: string): Promise<TokenLookup | null> {
     return tenants.findToken(this.ctx, id);
@@ -189,7 +193,7 @@ export class SqliteStore implements Store {
     return tenants.listAgents(this.ctx, tenant);
   }
   async deleteAgent(tenant: string, name: string): Promise<boolean> {
-    return tenants.deleteAgent(this.ctx, tenant, name);
+    return this.ctx.disk.freeingSpace(() => tenants.deleteAgent(this.ctx, tenant, name));
   }
 
   async enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
@@ -248,7 +252,7 @@ export class SqliteStore implements Store {
     return threads.getThread(this.ctx, tenant, agent, scope);
   }
   async deleteThread(tenant: string, agent: string, scope: string): Promise<boolean> {
-    return threads.deleteThread(this.ctx, tenant, agent, scope);
+    return this.ctx.disk.freeingSpace(() => threads.deleteThread(this.ctx, tenant, agent, scope));
   }
 
   async listDeliveries(
@@ -290,7 +294,7 @@ export class SqliteStore implements Store {
     return artifacts.listArtifacts(this.ctx, tenant, prefix, limit, cursor);
   }
   async deleteArtifact(tenant: string, path: string): Promise<boolean> {
-    return artifacts.deleteArtifact(this.ctx, tenant, path);
+    return this.ctx.disk.freeingSpace(() => artifacts.deleteArtifact(this.ctx, tenant, path));
   }
   async putSchedule(
     tenant: string,
@@ -312,7 +316,9 @@ export class SqliteStore implements Store {
     return schedules.listSchedules(this.ctx, tenant, filter, limit, cursor);
   }
   async deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
-    return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+    return this.ctx.disk.freeingSpace(() =>
+      schedules.deleteSchedule(this.ctx, tenant, name, owner),
+    );
   }
   async dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);
@@ -329,7 +335,7 @@ export class SqliteStore implements Store {
     return memory.getMemory(this.ctx, tenant, namespace, id);
   }
   async deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
-    return memory.deleteMemory(this.ctx, tenant, namespace, id);
+    return this.ctx.disk.freeingSpace(() => memory.deleteMemory(this.ctx, tenant, namespace, id));
   }
   async listMemory(
     tenant: string,

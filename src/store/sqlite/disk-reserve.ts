@@ -1,0 +1,126 @@
+// A full disk must not lock keel out of its own data. SQLite needs disk space even to
+// delete (the WAL grows by the pages a delete changes), so the data dir keeps a reserve
+// file. When a write finds the disk full, the reserve is removed (its space is now there
+// for deletes), and until it can be made again every write but a delete is refused with
+// STORE_UNAVAILABLE without touching the disk: the freed space goes to the deletes that
+// free more, not to the writes that filled it. After a delete commits the WAL is
+// checkpointed and truncated and the reserve made again; writes are taken again once
+// there is room for another reserve's worth of writes, counting the pages deletes freed
+// inside the database (SQLite reuses them; the file does not shrink). A readiness check
+// does the same, counting only free disk space and asking for PROBE_ROOM_BYTES: space
+// freed outside keel is noticed without a delete. Not ready all that time.
+
+import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { storeFault } from '../store-errors.ts';
+import { WriteHealth } from '../write-health.ts';
+
+export const RESERVE_FILE_NAME = 'keel.reserve';
+/** Room for a few thousand deletes' WAL pages; a fraction of any real disk. */
+export const DISK_RESERVE_BYTES = 2 * 1024 * 1024;
+/** Free disk space a readiness check wants before it takes writes again. */
+export const PROBE_ROOM_BYTES = 64 * 1024 * 1024;
+const CHUNK = 64 * 1024;
+
+export interface FullDiskGuardOptions {
+  /** The reserve file's path; null: no reserve (a peer connection in tests). */
+  reservePath: string | null;
+  /** Checkpoints and truncates the WAL (best effort). */
+  checkpoint: () => void;
+  /** Bytes of free pages inside the database (PRAGMA freelist_count × page_size). */
+  freePagesBytes: () => number;
+  reserveBytes?: number;
+}
+
+/**
+ * Creates the reserve file in full (written, not sparse: the filesystem allocates its
+ * blocks at write time); false on ENOSPC. Not fsynced: its content does not matter, and
+ * after a crash the next open writes it again.
+ */
+function makeReserve(path: string, bytes: number): boolean {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, 'w');
+    const zeros = Buffer.alloc(CHUNK);
+    for (let written = 0; written < bytes; written += CHUNK) {
+      writeSync(fd, zeros, 0, Math.min(CHUNK, bytes - written));
+    }
+    return true;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+    if (fd !== null) closeSync(fd);
+    fd = null;
+    rmSync(path, { force: true });
+    return false;
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+export class FullDiskGuard {
+  readonly health = new WriteHealth();
+  private freeing = 0;
+
+  private readonly reservePath: string | null;
+  private readonly reserveBytes: number;
+
+  constructor(private readonly options: FullDiskGuardOptions) {
+    this.reservePath = options.reservePath;
+    this.reserveBytes = options.reserveBytes ?? DISK_RESERVE_BYTES;
+    if (this.reservePath && !makeReserve(this.reservePath, this.reserveBytes)) {
+      this.health.record(
+        Object.assign(new Error('no room for the reserve'), { code: 'SQLITE_FULL' }),
+      );
+    }
+  }
+
+  /** Runs `body` as a write that frees space: let through while the disk is full. */
+  freeingSpace<T>(body: () => T): T {
+    this.freeing += 1;
+    try {
+      return body();
+    } finally {
+      this.freeing -= 1;
+    }
+  }
+
+  /** Before a write: while the disk is full only space-freeing writes go on. */
+  admit(): void {
+    if (this.freeing === 0) this.health.assertWritable();
+  }
+
+  /** A write failed: a full disk releases the reserve and starts refusing writes. */
+  failed(error: unknown): void {
+    if (storeFault(error) !== 'disk_full') return;
+    this.health.record(error);
+    if (this.reservePath) rmSync(this.reservePath, { force: true });
+  }
+
+  /** A write committed: after a delete on a full disk, try to leave the full state. */
+  committed(): void {
+    if (this.health.diskFull && this.freeing > 0) this.recover('delete');
+  }
+
+  /**
+   * Checkpoints the WAL, makes the reserve again and takes writes again when there is
+   * room; true when writes are taken. `probe` (readiness) counts only free disk space.
+   */
+  recover(trigger: 'delete' | 'probe'): boolean {
+    if (!this.health.diskFull) return true;
+    if (this.reservePath) {
+      try {
+        this.options.checkpoint();
+      } catch {
+        // Busy readers or no room yet: the free space decides.
+      }
+      if (!makeReserve(this.reservePath, this.reserveBytes)) return false;
+      const stats = statfsSync(dirname(this.reservePath));
+      const free = stats.bavail * stats.bsize;
+      const room = trigger === 'delete' ? free + this.options.freePagesBytes() : free;
+      if (room < (trigger === 'delete' ? this.reserveBytes : PROBE_ROOM_BYTES)) return false;
+    }
+    this.health.record();
+    return true;
+  }
+}

@@ -1,0 +1,121 @@
+// A full disk under a real `keel serve` on SQLite: its data dir is a small tmpfs mount.
+// Filled through the API with artifacts until a write is refused: that write and the
+// ones after it answer 503 STORE_UNAVAILABLE with Retry-After (not 500), /readyz answers
+// 503, deletes still work (the data dir's reserve file is given up for them), and once a
+// delete made room /readyz is 200 and writes (an artifact, a turn) work again.
+// Needs root to mount; without it the test is skipped with a loud line.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import {
+  TENANT,
+  call,
+  cleanup,
+  serve,
+  setupTenant,
+  waitTerminal,
+} from './helpers/crash-harness.ts';
+
+const DISK_BYTES = 12 * 1024 * 1024;
+const ARTIFACT_BYTES = 256 * 1024;
+
+/** Mounts a tmpfs of `bytes`; returns why not when that is impossible. */
+function mountSmallDisk(dir: string, bytes: number): string | null {
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], {
+      stdio: 'pipe',
+    });
+    return null;
+  } catch (error) {
+    return (error as Error).message.split('\n')[0] ?? 'mount failed';
+  }
+}
+
+const mountPoint = mkdtempSync(join(tmpdir(), 'keel-full-disk-'));
+const unmountable = mountSmallDisk(mountPoint, DISK_BYTES);
+const skip = unmountable
+  ? `SKIPPED test/store-sqlite-disk-full.test.ts: cannot mount a small tmpfs (${unmountable}); run as root to test a real full disk`
+  : false;
+if (skip) process.stderr.write(`\n!!! ${skip}\n\n`);
+
+async function putArtifact(url: string, path: string, bytes: number) {
+  const response = await fetch(`${url}/v1/tenants/${TENANT}/artifacts/${path}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/octet-stream' },
+    body: new Uint8Array(bytes).fill(path.length % 251),
+  });
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    body: (await response.json()) as any,
+  };
+}
+
+async function readyz(url: string) {
+  const response = await fetch(`${url}/readyz`);
+  return { status: response.status, retryAfter: response.headers.get('retry-after') };
+}
+
+describe('disk full [sqlite, keel serve child, tmpfs]', { skip }, () => {
+  after(() => {
+    cleanup();
+    if (!unmountable) execFileSync('umount', ['-l', mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  });
+
+  it('503 STORE_UNAVAILABLE + Retry-After, /readyz not ready, deletes work, then writes work again', async () => {
+    const keel = await serve(join(mountPoint, 'data'), {});
+    await setupTenant(keel.url);
+
+    let written = 0;
+    let refused: Awaited<ReturnType<typeof putArtifact>> | null = null;
+    while (!refused) {
+      const answer = await putArtifact(keel.url, `fill/${written}`, ARTIFACT_BYTES);
+      if (answer.status === 201) written += 1;
+      else refused = answer;
+      assert.ok(written < (2 * DISK_BYTES) / ARTIFACT_BYTES, 'the disk never filled up');
+    }
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'STORE_UNAVAILABLE');
+    assert.ok(refused.retryAfter, 'Retry-After on the refused write');
+
+    const notReady = await readyz(keel.url);
+    assert.equal(notReady.status, 503);
+    assert.ok(notReady.retryAfter);
+    // A small write is refused too while the disk is full (nothing is attempted).
+    const small = await putArtifact(keel.url, 'small', 10);
+    assert.equal(small.status, 503);
+    assert.equal(small.body.error.code, 'STORE_UNAVAILABLE');
+
+    // Deletes work, and give the space back.
+    const deletes = 6;
+    for (let index = 0; index < deletes; index++) {
+      const answer = await call(
+        keel.url,
+        'DELETE',
+        `/v1/tenants/${TENANT}/artifacts/fill/${index}`,
+      );
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.deleted, true);
+    }
+    assert.equal((await readyz(keel.url)).status, 200, '/readyz once deletes made room');
+    const after = await putArtifact(keel.url, 'after', 64 * 1024);
+    assert.equal(after.status, 201, JSON.stringify(after.body));
+    const turn = await call(keel.url, 'POST', `/v1/tenants/${TENANT}/turns`, {
+      agent: 'a',
+      scope: 's',
+      payload: { text: 'after the disk was full' },
+    });
+    assert.equal(turn.status, 202, JSON.stringify(turn.body));
+    assert.equal(await waitTerminal(keel.url, turn.body.run_id as string), 'succeeded');
+    process.stdout.write(
+      `disk-full[sqlite] disk_bytes=${DISK_BYTES} artifacts_written=${written} refused=${refused.status} ready_while_full=${notReady.status} deletes=${deletes} write_after=${after.status} process_alive=true\n`,
+    );
+    await keel.terminate();
+  });
+});
