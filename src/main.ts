@@ -7,7 +7,7 @@ import { buildRoleHealthServer } from './api/role-health.ts';
 import type { KeelConfig } from './config.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
-import { createFailpoints } from './failpoints.ts';
+import { inertFailpoints } from './failpoints.ts';
 import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
@@ -33,6 +33,8 @@ import { effectSinkTools } from './tools/builtin/test-sink.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
+import type { SeededBug } from './seeded-bugs.ts';
+import { checkSeededBugs } from './seeded-bugs.ts';
 
 export interface KeelOptions {
   /** Replaces the configured memory embedder (tests use `hash` to skip the GloVe cache). */
@@ -48,6 +50,10 @@ export interface KeelOptions {
    * only /healthz and /metrics. Anything but all needs PostgreSQL.
    */
   role?: KeelRole;
+  /** Test-only fault points (the config never enables any); default inert. */
+  failpoints?: Failpoints;
+  /** Test-only seeded bugs (docs/reliability.md); the config never sets any. */
+  seededBugs?: readonly SeededBug[];
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -72,16 +78,20 @@ export interface Keel {
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
-export async function openStore(config: KeelConfig, failpoints: Failpoints): Promise<Store> {
+export async function openStore(
+  config: KeelConfig,
+  failpoints: Failpoints,
+  seededBugs: readonly SeededBug[] = [],
+): Promise<Store> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return openPostgresStore({ url, failpoints, seededBugs: config.seeded_bugs });
+    return openPostgresStore({ url, failpoints, seededBugs });
   }
   return openSqliteStore({
     path: url.slice('sqlite:'.length),
     durability,
     failpoints,
-    seededBugs: config.seeded_bugs,
+    seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
 }
@@ -101,8 +111,9 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   assertListenAllowed(config);
   const logger = options.logger ?? createLogger(config.log);
   const metrics = createMetrics();
-  const failpoints = createFailpoints(config.failpoints);
-  const store = await openStore(config, failpoints);
+  const failpoints = options.failpoints ?? inertFailpoints;
+  const seededBugs = checkSeededBugs(options.seededBugs ?? []);
+  const store = await openStore(config, failpoints, seededBugs);
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -138,7 +149,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       tools,
       toolPorts: (scope) =>
         createToolPorts({ store, web, memory: { service: memory, scans: memoryScans } }, scope),
-      seededBugs: config.seeded_bugs,
+      seededBugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
         ...createConfiguredProviders(config.providers, config.provider_keys),

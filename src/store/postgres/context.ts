@@ -7,11 +7,8 @@
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
+import type { StoreSeededBug } from '../../seeded-bugs.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
-
-/** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
-export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
-export type SeededBug = (typeof SEEDED_BUGS)[number];
 
 export type SqlParam = string | number | boolean | null | Buffer | readonly unknown[];
 
@@ -107,7 +104,7 @@ export class PgContext {
     this.read = sqlOn(pool);
   }
 
-  hasBug(bug: SeededBug): boolean {
+  hasBug(bug: StoreSeededBug): boolean {
     return this.seededBugs.has(bug);
   }
 

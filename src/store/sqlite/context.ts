@@ -10,12 +10,9 @@
 
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
+import type { StoreSeededBug } from '../../seeded-bugs.ts';
 import type { ChangeListener, StoreChange } from '../store.ts';
 import type { SqliteReadPool } from './read-pool.ts';
-
-/** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
-export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
-export type SeededBug = (typeof SEEDED_BUGS)[number];
 
 /** What a write (or a batch) leaves for after the outermost commit. */
 interface CommitFrame {
@@ -61,7 +58,7 @@ export class StoreContext {
     return statement;
   }
 
-  hasBug(bug: SeededBug): boolean {
+  hasBug(bug: StoreSeededBug): boolean {
     return this.seededBugs.has(bug);
   }
 
