@@ -21,12 +21,12 @@ import {
   TENANT,
   TestClock,
   turn,
-} from '../src/store/conformance/harness.ts';
+} from './store-conformance/harness.ts';
 import { openConnection } from '../src/store/sqlite/connection.ts';
 import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
-import { staleAndCurrent } from '../src/store/conformance/lifecycle.suite.ts';
+import { staleAndCurrent } from './store-conformance/lifecycle.suite.ts';
 
 function tempDir(): string {
   return mkdtempSync(join(os.tmpdir(), 'keel-store-sqlite-'));
