@@ -77,23 +77,34 @@ export interface Keel {
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
+/** An opened store, with what only the owner of a SQLite data dir does at start-up. */
+export interface OpenedStore {
+  store: Store;
+  /** SQLite only: expire every lease a previous process left (null on PostgreSQL). */
+  expireAllLeases: (() => Promise<number>) | null;
+}
+
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
 export async function openStore(
   config: KeelConfig,
   failpoints: Failpoints,
   seededBugs: readonly SeededBug[] = [],
-): Promise<Store> {
+): Promise<OpenedStore> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return openPostgresStore({ url, failpoints, seededBugs });
+    return {
+      store: await openPostgresStore({ url, failpoints, seededBugs }),
+      expireAllLeases: null,
+    };
   }
-  return openSqliteStore({
+  const store = await openSqliteStore({
     path: url.slice('sqlite:'.length),
     durability,
     failpoints,
     seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
+  return { store, expireAllLeases: () => store.expireAllLeases() };
 }
 
 /** The built-ins, plus test-only tools when their test switch is set. */
@@ -113,7 +124,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);
-  const store = await openStore(config, failpoints, seededBugs);
+  const { store, expireAllLeases } = await openStore(config, failpoints, seededBugs);
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -126,8 +137,8 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     // A SQLite process owns its data dir: every lease still "running" belongs to a
     // process that is gone, so its runs are reclaimed (resumed) at once. PostgreSQL is
     // shared with live processes: their runs are reclaimed only after lease expiry.
-    if (store.kind === 'sqlite') {
-      const reclaimable = await store.expireAllLeases();
+    if (expireAllLeases) {
+      const reclaimable = await expireAllLeases();
       if (reclaimable > 0)
         logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
     }

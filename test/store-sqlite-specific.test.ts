@@ -219,6 +219,31 @@ function defineTests(): void {
     });
   });
 
+  describe('sqlite: owner start-up', () => {
+    it('expireAllLeases makes every running run reclaimable at once, also after a restart', async () => {
+      const clock = new TestClock();
+      const path = fresh();
+      const store = await seeded({ path, now: clock.now });
+      await store.enqueueRun(turn());
+      await store.enqueueRun(turn({ scope: 's2' }));
+      await claimOrFail(store);
+      await claimOrFail(store);
+      await store.close();
+      const reopened = await openSqliteStore({ path, durability: 'full', now: clock.now });
+      try {
+        assert.equal(await reopened.claimNextRun({ owner: 'w', lease_ms: LEASE_MS }), null);
+        assert.equal(await reopened.expireAllLeases(), 2);
+        const again = [await claimOrFail(reopened), await claimOrFail(reopened)];
+        assert.deepEqual(
+          again.map((claimed) => claimed.run.attempt),
+          [2, 2],
+        );
+      } finally {
+        await reopened.close();
+      }
+    });
+  });
+
   describe('sqlite: fault points and seeded bugs', () => {
     it('a throw before the submit commit writes nothing; after it, the replay finds the run', async () => {
       const path = fresh();

@@ -4,7 +4,7 @@
 // and never retries the write.
 
 import type { Logger } from '../logger.ts';
-import type { Fence, FinalizeInput, Store } from '../store/store.ts';
+import type { Fence, FinalizeInput, RunStore } from '../store/store.ts';
 import type { JsonObject, Run, RunError, Usage } from '../types.ts';
 import { isKeelError } from '../errors.ts';
 
@@ -13,7 +13,7 @@ export type FinalOutcome =
   | { status: 'failed'; error: RunError };
 
 export interface FinalizeArgs {
-  store: Store;
+  store: RunStore;
   logger: Logger;
   fence: Fence;
   outcome: FinalOutcome;

@@ -11,7 +11,7 @@
 // The spec alone would treat every unanswered effectful call as uncertain; the intent
 // record lets a call that provably never started run instead of asking the model.
 
-import type { Store } from '../store/store.ts';
+import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RunEntry, ToolCall, ToolResultBody } from '../types.ts';
 import { openCalls } from './open-calls.ts';
@@ -57,7 +57,7 @@ const TRACE_PAGE = 1000;
 
 /** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
 export async function startedCalls(
-  store: Store,
+  store: RunStore,
   run: { tenant: string; run_id: string },
   step: number,
 ): Promise<Set<string>> {
@@ -77,7 +77,7 @@ export async function startedCalls(
 
 /** The plan for the last step's unanswered calls of a reclaimed run (empty when none). */
 export async function planForResume(
-  store: Store,
+  store: RunStore,
   run: { tenant: string; run_id: string },
   entries: readonly RunEntry[],
   registry: ToolRegistry,

@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { Failpoints } from '../failpoints.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Provider, ProviderRegistry, ToolDefinition } from '../providers/provider.ts';
-import type { ClaimedRun, NewEvent, Store } from '../store/store.ts';
+import type { AgentStore, ClaimedRun, NewEvent, RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import type { ToolPorts } from '../tools/tool.ts';
@@ -38,11 +38,11 @@ import type { RunControl, StopCause } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 import { OUTCOME_UNKNOWN_MESSAGE, planForResume } from './resume-plan.ts';
 import { openCalls } from './open-calls.ts';
-import type { PortScope } from './tool-ports.ts';
+import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import { answerToolCalls } from './tool-round.ts';
 
 export interface RunLoopDeps {
-  store: Store;
+  store: RunStore & AgentStore & ToolPortStore;
   providers: ProviderRegistry;
   logger: Logger;
   metrics: Metrics;

@@ -3,7 +3,7 @@
 // its result. The call-by-call rules live in tool-calls.ts and tool-execution.ts.
 
 import type { Failpoints } from '../failpoints.ts';
-import type { Store } from '../store/store.ts';
+import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AnyToolSpec, ToolPorts } from '../tools/tool.ts';
 import type { Agent, EntryBody, JsonObject, Run, ToolCall, Usage } from '../types.ts';
@@ -13,11 +13,11 @@ import { RunStopped } from './run-control.ts';
 import { runToolCalls } from './tool-calls.ts';
 import type { ToolCallJournal } from './tool-calls.ts';
 import { idempotencyKey } from './tool-execution.ts';
-import type { PortScope } from './tool-ports.ts';
+import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import { createToolPorts } from './tool-ports.ts';
 
 export interface ToolRoundDeps {
-  store: Store;
+  store: RunStore & ToolPortStore;
   tools: ToolRegistry;
   failpoints: Failpoints;
   toolPorts?: (scope: PortScope) => ToolPorts;

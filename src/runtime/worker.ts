@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ClaimedRun, Fence } from '../store/store.ts';
+import type { ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
 import { finalizeRun } from './finalize.ts';
 import type { FinalOutcome } from './finalize.ts';
@@ -16,6 +16,7 @@ import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
+  store: RunLoopDeps['store'] & StoreChanges;
   concurrency: number;
   leaseMs: number;
   /** Lease owner name shown in `run.claimed` events; unique per worker by default. */

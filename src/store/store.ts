@@ -1,6 +1,9 @@
-// The Store: every repository method that writes is one complete transaction inside
-// the backend (DESIGN.md §1). Nothing here is SQLite- or PostgreSQL-specific; one
-// conformance suite (store/conformance/) runs against every backend.
+// The Store, split by concern (runs and the journal, tenants and tokens, agents and
+// threads, schedules, deliveries, memory, artifacts; `Store` is their sum): every
+// method that writes is one complete transaction inside the backend (docs/store.md).
+// Nothing here is SQLite- or PostgreSQL-specific; one conformance suite
+// (test/store-conformance/) runs against every backend. Consumers take only the
+// interfaces they use.
 //
 // Clock: lease and due-time comparisons use the store's own clock (the database's
 // `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
@@ -278,7 +281,8 @@ export type StoreChange =
 
 export type ChangeListener = (change: StoreChange) => void;
 
-export interface Store {
+/** What every backend is, opened: its health, schema, stats and change feed. */
+export interface StoreLifecycle {
   readonly kind: 'sqlite' | 'postgres';
   /** A one-line description for the startup banner, without secrets. */
   readonly description: string;
@@ -286,11 +290,16 @@ export interface Store {
   migrationStatus(): Promise<MigrationStatus>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  stats(): Promise<StoreStats>;
+}
+
+/** Committed changes, for waiters, workers and SSE. */
+export interface StoreChanges {
   /** Listeners are called after the change committed. Returns an unsubscribe function. */
   subscribe(listener: ChangeListener): () => void;
-  stats(): Promise<StoreStats>;
+}
 
-  // tenants and tokens
+export interface TenantStore {
   createTenant(name: string, metadata: JsonObject): Promise<{ tenant: Tenant; created: boolean }>;
   getTenant(name: string): Promise<Tenant | null>;
   listTenants(): Promise<Tenant[]>;
@@ -302,8 +311,10 @@ export interface Store {
   listTokens(tenant: string): Promise<TokenRecord[]>;
   deleteToken(tenant: string, id: string): Promise<boolean>;
   findToken(id: string): Promise<TokenLookup | null>;
+}
 
-  // agents
+/** Agents and the threads (per-scope conversation context) their runs build. */
+export interface AgentStore {
   putAgent(
     tenant: string,
     name: string,
@@ -314,7 +325,18 @@ export interface Store {
   /** Fails the agent's queued and running runs with AGENT_NOT_FOUND (their lanes free). */
   deleteAgent(tenant: string, name: string): Promise<boolean>;
 
-  // runs
+  listThreads(
+    tenant: string,
+    agent: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ThreadSummary>>;
+  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null>;
+  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean>;
+}
+
+/** Runs, their leases (fencing) and their journal (entries and trace events). */
+export interface RunStore {
   /** Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, IDEMPOTENCY_KEY_REUSED, SCOPE_BUSY. */
   enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
@@ -329,8 +351,6 @@ export interface Store {
    * was cancelled. leaseMs = 0 releases the lease: the run is claimable at once (drain).
    */
   heartbeat(fence: Fence, leaseMs: number): Promise<boolean>;
-  /** Expires every running lease now: a single-process store reclaims at startup. */
-  expireAllLeases(): Promise<number>;
   /** Appends entries and events in one transaction. Throws LEASE_LOST when stale. */
   appendProgress(fence: Fence, progress: ProgressInput): Promise<void>;
   loadEntries(runId: string): Promise<RunEntry[]>;
@@ -348,18 +368,10 @@ export interface Store {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null>;
+}
 
-  // threads
-  listThreads(
-    tenant: string,
-    agent: string,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<ThreadSummary>>;
-  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null>;
-  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean>;
-
-  // deliveries
+/** The delivery outbox: rows written by finalize, claimed and acked by consumers. */
+export interface DeliveryStore {
   listDeliveries(
     tenant: string,
     filter: DeliveryFilter,
@@ -369,8 +381,9 @@ export interface Store {
   claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]>;
   /** Throws DELIVERY_NOT_FOUND, CLAIM_TOKEN_MISMATCH, CLAIM_EXPIRED, DELIVERY_NOT_CLAIMED. */
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery>;
+}
 
-  // --- artifacts and schedules (built-in capabilities) ---
+export interface ArtifactStore {
   /** Throws TENANT_NOT_FOUND. Paths are validated by the caller (artifactPathProblem). */
   putArtifact(
     tenant: string,
@@ -386,6 +399,9 @@ export interface Store {
     cursor?: string,
   ): Promise<Page<ArtifactStat>>;
   deleteArtifact(tenant: string, path: string): Promise<boolean>;
+}
+
+export interface ScheduleStore {
   /**
    * Creates or replaces a schedule. Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, and
    * SCHEDULE_NOT_FOUND when `owner` is given and the existing schedule is someone else's.
@@ -413,8 +429,10 @@ export interface Store {
    * schedule with last_error instead. Fault point `schedule.fire.before_commit`.
    */
   fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult>;
+}
 
-  // memory (spec/memory.md)
+/** Memory facts, their search indexes and vectors (docs/store.md, "Memory"). */
+export interface MemoryStore {
   /** Creates or replaces a fact with its vector. Throws TENANT_NOT_FOUND. */
   putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }>;
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null>;
@@ -453,3 +471,16 @@ export interface Store {
   /** One transaction; returns how many were written (changed facts are skipped). */
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number>;
 }
+
+/** The whole store: every concern. Consumers take only the parts they use. */
+export interface Store
+  extends
+    StoreLifecycle,
+    StoreChanges,
+    TenantStore,
+    AgentStore,
+    RunStore,
+    DeliveryStore,
+    ArtifactStore,
+    ScheduleStore,
+    MemoryStore {}

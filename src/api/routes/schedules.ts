@@ -7,7 +7,7 @@ import { scheduleWriteOf } from '../../schedules/schedule-input.ts';
 import { scheduleRun } from '../../schedules/scheduler.ts';
 import type { Schedule } from '../../types.ts';
 import { MISFIRE_POLICIES } from '../../types.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import {
   cursorSchema,
   deletedSchema,
@@ -19,6 +19,9 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
+import type { ScheduleStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<ScheduleStore>;
 
 const scheduleParams = z.strictObject({ tenant: nameSchema, name: nameSchema });
 
@@ -69,7 +72,7 @@ function scheduleNotFound(name: string): KeelError {
   return new KeelError('SCHEDULE_NOT_FOUND', `schedule ${name} not found`);
 }
 
-export function scheduleRoutes(app: ZodApp, deps: ApiDeps, now: () => number = Date.now): void {
+export function scheduleRoutes(app: ZodApp, deps: Deps, now: () => number = Date.now): void {
   const { store } = deps;
   const tags = ['schedules'];
 

@@ -204,13 +204,6 @@ export class PostgresStore implements Store {
   heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
     return runWrites.heartbeat(this.ctx, fence, leaseMs);
   }
-  /**
-   * Part of the interface for the single-process SQLite mode; a PostgreSQL deployment
-   * never calls it at startup (other processes' leases are live), see main.ts.
-   */
-  expireAllLeases(): Promise<number> {
-    return runWrites.expireAllLeases(this.ctx);
-  }
   appendProgress(fence: Fence, progress: ProgressInput): Promise<void> {
     return runWrites.appendProgress(this.ctx, fence, progress);
   }

@@ -39,12 +39,6 @@ export async function heartbeat(ctx: PgContext, fence: Fence, leaseMs: number): 
   );
 }
 
-export async function expireAllLeases(ctx: PgContext): Promise<number> {
-  return ctx.write((tx) =>
-    tx.count("UPDATE runs SET lease_expires_at = $1 WHERE status = 'running'", [tx.now]),
-  );
-}
-
 export async function appendProgress(
   ctx: PgContext,
   fence: Fence,

@@ -212,6 +212,11 @@ export class SqliteStore implements Store {
   async heartbeat(fence: Fence, leaseMs: number): Promise<boolean> {
     return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs));
   }
+  /**
+   * SQLite only, not part of Store: the process that owns the data dir expires every
+   * lease at start-up, since they all belong to a process that is gone (main.ts). A
+   * shared PostgreSQL database has live leases of other processes: no such operation.
+   */
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }
