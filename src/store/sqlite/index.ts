@@ -19,7 +19,7 @@ import { defaultReadThreads, SqliteReadPool } from './read-pool.ts';
 
 export type { Durability } from './connection.ts';
 export type { MigrationReport, AppliedMigration } from './migrations.ts';
-export { deliveryBackoffMs } from '../delivery-policy.ts';
+export { deliveryBackoffMs } from '../rules/deliveries.ts';
 export { lockPathFor, LOCK_FILE_NAME } from './lock.ts';
 export type { SqliteStore } from './sqlite-store.ts';
 

@@ -14,7 +14,7 @@ import type {
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
-import { decodeCursor, encodeCursor, toAgent, toRun } from './rows.ts';
+import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
 import { requireTenant } from './tenants.ts';
 import { appendEvent } from './trace.ts';
 
@@ -120,12 +120,7 @@ export function listRuns(
   const rows = ctx
     .sql(`SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT ?`)
     .all(...params, limit + 1) as RunRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toRun),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.run_id]) : null,
-  };
+  return pageOf(rows, limit, toRun, (row) => [row.run_id]);
 }
 
 // The oldest queued run whose lane has nobody running. Walking the queue in FIFO order

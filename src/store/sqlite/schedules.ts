@@ -14,7 +14,7 @@ import type {
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
-import { decodeCursor, encodeCursor, toSchedule } from './rows.ts';
+import { decodeCursor, pageOf, toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
 import { requireTenant } from './tenants.ts';
 
@@ -121,12 +121,7 @@ export function listSchedules(
   const rows = ctx
     .sql(`SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT ?`)
     .all(...params, limit + 1) as ScheduleRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toSchedule),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.name]) : null,
-  };
+  return pageOf(rows, limit, toSchedule, (row) => [row.name]);
 }
 
 export function deleteSchedule(
