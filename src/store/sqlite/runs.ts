@@ -1,9 +1,15 @@
 // Runs: idempotent enqueue, reads, keyset listing, and the claim that keeps every
 // (tenant, agent, scope) lane at one running run.
 
-import { KeelError } from '../../errors.ts';
+import {
+  newRunValues,
+  queuedChange,
+  queuedEventData,
+  refuseBusyLane,
+  replayOf,
+  requireAgentFound,
+} from '../rules/runs.ts';
 import type { Run } from '../../types.ts';
-import { emptyUsage } from '../../types.ts';
 import type {
   ClaimedRun,
   ClaimOptions,
@@ -36,29 +42,19 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       const existing = ctx
         .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
         .get(input.tenant, input.request_id) as RunRow | undefined;
-      if (existing) {
-        if (existing.fingerprint !== input.fingerprint) {
-          throw new KeelError(
-            'IDEMPOTENCY_KEY_REUSED',
-            `request_id ${input.request_id} was used for a different request (run ${existing.run_id})`,
-          );
-        }
-        return { run: toRun(existing), deduplicated: true };
-      }
+      if (existing) return replayOf(existing, input);
     }
     const agent = ctx
       .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
       .get(input.tenant, input.agent);
-    if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+    requireAgentFound(agent, input.agent);
     if (input.on_busy === 'reject') {
       const busy = ctx
         .sql(
           "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running') LIMIT 1",
         )
         .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
-      if (busy) {
-        throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
-      }
+      refuseBusyLane(busy, input.scope);
     }
     const now = ctx.now();
     ctx
@@ -67,28 +63,9 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
            delivery_destination, status, usage, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
       )
-      .run(
-        input.run_id,
-        input.tenant,
-        input.agent,
-        input.scope,
-        input.source,
-        JSON.stringify(input.input),
-        input.request_id,
-        input.fingerprint,
-        input.delivery?.destination ?? null,
-        JSON.stringify(emptyUsage()),
-        now,
-      );
-    appendEvent(
-      ctx,
-      changes,
-      input,
-      'run.queued',
-      { source: input.source, request_id: input.request_id },
-      now,
-    );
-    changes.push({ kind: 'run.queued', tenant: input.tenant, run_id: input.run_id });
+      .run(...newRunValues(input, now));
+    appendEvent(ctx, changes, input, 'run.queued', queuedEventData(input), now);
+    changes.push(queuedChange(input));
     ctx.failpoints.hit('submit.before_commit');
     return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
   });
