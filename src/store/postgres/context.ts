@@ -8,7 +8,8 @@ import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
 import type { StoreSeededBug } from '../../seeded-bugs.ts';
-import type { ChangeListener, StoreChange } from '../store.ts';
+import { ChangeHub } from '../rules/change-hub.ts';
+import type { StoreChange } from '../store.ts';
 
 export type SqlParam = string | number | boolean | null | Buffer | readonly unknown[];
 
@@ -87,7 +88,8 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
 }
 
 export class PgContext {
-  readonly listeners = new Set<ChangeListener>();
+  /** This process's listeners; they hear only committed changes. */
+  readonly hub = new ChangeHub();
   readonly read: Sql;
 
   constructor(
@@ -201,15 +203,7 @@ export class PgContext {
   }
 
   notify(changes: readonly StoreChange[]): void {
-    for (const change of changes) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(change);
-        } catch {
-          // A listener's failure is its own; the committed change stands.
-        }
-      }
-    }
+    this.hub.notify(changes);
   }
 }
 

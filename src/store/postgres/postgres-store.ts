@@ -119,18 +119,14 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.ctx.listeners.clear();
+    this.ctx.hub.clear();
     await this.ctx.drain();
     await this.listener.close();
     await this.ctx.pool.end();
   }
 
   subscribe(listener: ChangeListener): () => void {
-    const entry: ChangeListener = (change) => listener(change);
-    this.ctx.listeners.add(entry);
-    return () => {
-      this.ctx.listeners.delete(entry);
-    };
+    return this.ctx.hub.subscribe(listener);
   }
 
   async stats(): Promise<StoreStats> {

@@ -11,7 +11,8 @@
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
 import type { StoreSeededBug } from '../../seeded-bugs.ts';
-import type { ChangeListener, StoreChange } from '../store.ts';
+import { ChangeHub } from '../rules/change-hub.ts';
+import type { StoreChange } from '../store.ts';
 import type { SqliteReadPool } from './read-pool.ts';
 
 /** What a write (or a batch) leaves for after the outermost commit. */
@@ -27,7 +28,8 @@ interface QueuedWrite {
 }
 
 export class StoreContext {
-  readonly listeners = new Set<ChangeListener>();
+  /** This process's listeners; they hear only committed changes. */
+  readonly hub = new ChangeHub();
   // Open writes, innermost last: nested writes are savepoints of the outermost one.
   private readonly frames: CommitFrame[] = [];
   private readonly queue: QueuedWrite[] = [];
@@ -160,14 +162,6 @@ export class StoreContext {
   }
 
   notify(changes: readonly StoreChange[]): void {
-    for (const change of changes) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(change);
-        } catch {
-          // A listener's failure is its own; the committed change stands.
-        }
-      }
-    }
+    this.hub.notify(changes);
   }
 }

@@ -1,11 +1,12 @@
 // Kept apart from schedules.ts so tenants.ts (deleteAgent) can use it without an import
 // cycle (schedules.ts → runs.ts → tenants.ts).
 
+import { agentDeletedNote } from '../rules/schedules.ts';
 import type { StoreContext } from './context.ts';
 
 /**
  * Called inside deleteAgent's transaction: the agent's schedules stop at once instead
- * of failing every tick (spec/http-api.md, agents).
+ * of failing every tick (docs/http-api.md, agents).
  */
 export function disableSchedulesOfAgent(ctx: StoreContext, tenant: string, agent: string): void {
   ctx
@@ -14,5 +15,5 @@ export function disableSchedulesOfAgent(ctx: StoreContext, tenant: string, agent
          revision = revision + 1, updated_at = ?
        WHERE tenant = ? AND agent = ? AND enabled = 1`,
     )
-    .run(`agent ${agent} was deleted`, ctx.now(), tenant, agent);
+    .run(agentDeletedNote(agent), ctx.now(), tenant, agent);
 }

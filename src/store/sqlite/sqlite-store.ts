@@ -129,19 +129,14 @@ export class SqliteStore implements Store {
     this.closed = true;
     // Writes already queued for the next group commit are committed, not dropped.
     this.ctx.flush();
-    this.ctx.listeners.clear();
+    this.ctx.hub.clear();
     await this.ctx.readPool?.close();
     this.ctx.db.close();
     this.lock?.release();
   }
 
   subscribe(listener: ChangeListener): () => void {
-    // A wrapper per subscription, so subscribing the same function twice is two entries.
-    const entry: ChangeListener = (change) => listener(change);
-    this.ctx.listeners.add(entry);
-    return () => {
-      this.ctx.listeners.delete(entry);
-    };
+    return this.ctx.hub.subscribe(listener);
   }
 
   async stats(): Promise<StoreStats> {
