@@ -218,7 +218,7 @@ export interface ScheduleFireResult {
   schedule: Schedule | null;
 }
 
-// --- memory (spec/memory.md) ---
+// --- memory (docs/store.md, "Memory") ---
 
 /** A vector and the id of the embedder that made it; its length is its dimension. */
 export interface MemoryVector {

@@ -8,7 +8,7 @@ import type { StoreContext } from './context.ts';
 import { decodeCursor, pageOf } from './rows.ts';
 import type { ArtifactStatRow } from './rows.ts';
 import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 
 interface ArtifactRow extends ArtifactStatRow {
   body: Buffer;

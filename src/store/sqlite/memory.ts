@@ -22,7 +22,7 @@ import {
   toMemoryFact,
   toStaleFact,
 } from '../rules/memory.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 
 interface MemoryRow extends MemoryFactRow {
   embedder: string | null;

@@ -21,7 +21,7 @@ import type {
 import type { StoreContext } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
 
 export function runRow(ctx: StoreContext, runId: string): RunRow | undefined {

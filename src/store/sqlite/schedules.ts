@@ -2,6 +2,7 @@
 // and advance next_fire_at together, so a crash can neither lose nor double a fire).
 
 import {
+  agentDeletedNote,
   agentMissingNote,
   fireResult,
   msOrNull,
@@ -25,7 +26,7 @@ import type { StoreContext } from './context.ts';
 import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
 import { decodeCursor, pageOf, toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 
 /** This backend's schedule rows (0/1 `enabled`). */
 type ScheduleRow = SharedScheduleRow & { enabled: number };
@@ -120,6 +121,20 @@ export function deleteSchedule(
     ctx.sql('DELETE FROM schedules WHERE tenant = ? AND name = ?').run(tenant, name);
     return true;
   });
+}
+
+/**
+ * Called inside deleteAgent's transaction: the agent's schedules stop at once instead
+ * of failing every tick (docs/http-api.md, agents).
+ */
+export function disableSchedulesOfAgent(ctx: StoreContext, tenant: string, agent: string): void {
+  ctx
+    .sql(
+      `UPDATE schedules SET enabled = 0, next_fire_at = NULL, last_error = ?,
+         revision = revision + 1, updated_at = ?
+       WHERE tenant = ? AND agent = ? AND enabled = 1`,
+    )
+    .run(agentDeletedNote(agent), ctx.now(), tenant, agent);
 }
 
 export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {

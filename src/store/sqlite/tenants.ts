@@ -3,7 +3,6 @@
 import {
   agentDeletedError,
   checkIfUpdatedAt,
-  requireTenantFound,
   tenantDeletedChanges,
   toTokenRecord,
   tokenValues,
@@ -15,16 +14,8 @@ import type { StoreContext } from './context.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { toAgent, toTenant } from './rows.ts';
-import { disableSchedulesOfAgent } from './schedules-of-agent.ts';
-
-function tenantRow(ctx: StoreContext, name: string): TenantRow | undefined {
-  return ctx.sql('SELECT * FROM tenants WHERE name = ?').get(name) as TenantRow | undefined;
-}
-
-export function requireTenant(ctx: StoreContext, name: string): TenantRow {
-  const row = tenantRow(ctx, name);
-  return requireTenantFound(row, name);
-}
+import { requireTenant, tenantRow } from './guards.ts';
+import { disableSchedulesOfAgent } from './schedules.ts';
 
 export function createTenant(
   ctx: StoreContext,
