@@ -3,7 +3,7 @@
 // method that writes is one complete transaction inside the backend (docs/store.md).
 // Nothing here is SQLite- or PostgreSQL-specific; one conformance suite
 // (test/store-conformance/) runs against every backend. Consumers take only the
-// interfaces they use.
+// interfaces they use. What the methods take and return is in shapes.ts.
 //
 // Clock: lease and due-time comparisons use the store's own clock (the database's
 // `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
@@ -15,271 +15,50 @@ import type {
   ArtifactStat,
   ClaimedDelivery,
   Delivery,
-  DeliveryOutcome,
-  DeliveryRequest,
-  DeliveryStatus,
-  EntryBody,
   JsonObject,
   MemoryFact,
-  MisfirePolicy,
   Run,
   RunEntry,
-  RunError,
-  RunSource,
-  RunStatus,
   Schedule,
-  ScheduleTiming,
   Tenant,
   Thread,
   ThreadSummary,
   TokenRecord,
   TraceEvent,
-  Usage,
 } from '../types.ts';
+import type {
+  Fence,
+  Page,
+  EnqueueRunInput,
+  EnqueueResult,
+  RunFilter,
+  ClaimOptions,
+  ClaimedRun,
+  ProgressInput,
+  FinalizeInput,
+  DeliveryClaimInput,
+  DeliveryAckInput,
+  DeliveryFilter,
+  TokenLookup,
+  MigrationStatus,
+  StoreStats,
+  ArtifactWrite,
+  ScheduleWrite,
+  ScheduleOwner,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  MemoryVector,
+  MemoryPutInput,
+  MemoryLexicalTerms,
+  MemoryHit,
+  MemoryEmbedderCount,
+  MemoryStaleFact,
+  MemoryVectorUpdate,
+  ChangeListener,
+} from './shapes.ts';
 
-/** Identifies one attempt of one run: every runtime write carries it (fencing). */
-export interface Fence {
-  run_id: string;
-  attempt: number;
-}
-
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
-
-export interface NewEvent {
-  type: string;
-  data: JsonObject;
-}
-
-export interface EnqueueRunInput {
-  run_id: string;
-  tenant: string;
-  agent: string;
-  scope: string;
-  source: RunSource;
-  input: JsonObject;
-  request_id: string | null;
-  /** Hash of (agent, scope, payload, delivery): a replayed request_id must match it. */
-  fingerprint: string;
-  delivery: DeliveryRequest | null;
-  on_busy: 'enqueue' | 'reject';
-}
-
-export interface EnqueueResult {
-  run: Run;
-  deduplicated: boolean;
-}
-
-export interface RunFilter {
-  agent?: string;
-  scope?: string;
-  status?: RunStatus;
-  source?: RunSource;
-}
-
-export interface ClaimOptions {
-  /** Who holds the lease (process id + worker slot); shows in `run.claimed` events. */
-  owner: string;
-  lease_ms: number;
-}
-
-/** A claimed run with the agent snapshot taken in the same transaction. */
-export interface ClaimedRun {
-  run: Run;
-  /** null when the agent was deleted after the run was queued. */
-  agent: Agent | null;
-  /** Wall time already spent by earlier attempts (timeout_ms spans resumes). */
-  elapsed_ms: number;
-}
-
-export interface ProgressInput {
-  entries?: EntryBody[];
-  events?: NewEvent[];
-  steps?: number;
-  usage?: Usage;
-  /**
-   * Run time so far across all attempts (earlier attempts' elapsed_ms + this attempt's);
-   * stored as is, so a resumed run keeps its deadline.
-   */
-  elapsed_ms?: number;
-}
-
-export type FinalizeInput =
-  | {
-      status: 'succeeded';
-      output: JsonObject;
-      /** The text the thread context remembers for this turn. */
-      reply_text: string;
-      steps: number;
-      usage: Usage;
-      elapsed_ms: number;
-      context_window: number;
-    }
-  | { status: 'failed'; error: RunError; steps: number; usage: Usage; elapsed_ms: number };
-
-export interface DeliveryClaimInput {
-  limit: number;
-  destination_prefix?: string;
-  lease_ms: number;
-  max_attempts: number;
-}
-
-export interface DeliveryAckInput {
-  claim_token: string;
-  outcome: DeliveryOutcome;
-  error?: string;
-  retry_after_ms?: number;
-  max_attempts: number;
-}
-
-export interface DeliveryFilter {
-  status?: DeliveryStatus;
-  destination_prefix?: string;
-  run_id?: string;
-}
-
-export interface TokenLookup {
-  id: string;
-  tenant: string;
-  hash: string;
-}
-
-export interface MigrationStatus {
-  current: number;
-  latest: number;
-}
-
-export interface StoreStats {
-  runs_by_status: Record<RunStatus, number>;
-  deliveries_by_status: Record<DeliveryStatus, number>;
-}
-
-// --- artifacts and schedules (built-in capabilities) ---
-
-export interface ArtifactWrite {
-  body: Uint8Array;
-  content_type: string;
-  metadata: JsonObject;
-}
-
-export interface ScheduleWrite {
-  agent: string;
-  scope: string;
-  payload: JsonObject;
-  timing: ScheduleTiming;
-  misfire: MisfirePolicy;
-  enabled: boolean;
-  delivery: DeliveryRequest | null;
-  /** Computed by the caller from the timing (the store never parses cron lines). */
-  next_fire_at: string | null;
-}
-
-/** The calling agent and scope of a schedule tool: it may only see and touch its own. */
-export interface ScheduleOwner {
-  agent: string;
-  scope: string;
-}
-
-export interface ScheduleFilter {
-  agent?: string;
-  scope?: string;
-}
-
-export type ScheduleFireInput =
-  | {
-      /** A due fire: refused unless the row still has this revision and next_fire_at. */
-      mode: 'due';
-      tenant: string;
-      name: string;
-      revision: number;
-      expected_next_fire_at: string;
-      /** null: a misfire skipped without a run. */
-      run: EnqueueRunInput | null;
-      /** The new next_fire_at; null disables the schedule (a fired `at`, no future time). */
-      next_fire_at: string | null;
-      /** Recorded as last_error (null clears it). */
-      note: string | null;
-    }
-  | {
-      /** POST …/trigger: a run now; next_fire_at and enabled stay as they are. */
-      mode: 'manual';
-      tenant: string;
-      name: string;
-      run: EnqueueRunInput;
-    };
-
-export interface ScheduleFireResult {
-  /** stale: another fire or a write got there first; nothing was changed. */
-  outcome: 'fired' | 'skipped' | 'stale' | 'agent_missing';
-  run: Run | null;
-  deduplicated: boolean;
-  schedule: Schedule | null;
-}
-
-// --- memory (docs/store.md, "Memory") ---
-
-/** A vector and the id of the embedder that made it; its length is its dimension. */
-export interface MemoryVector {
-  embedder: string;
-  values: Float32Array;
-}
-
-export interface MemoryPutInput {
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  metadata: JsonObject;
-  vector: MemoryVector;
-}
-
-/** Search terms, already split: the backend quotes them (no query syntax gets through). */
-export interface MemoryLexicalTerms {
-  /** Words of spaced scripts, for the word index. */
-  words: string[];
-  /** Runs of scripts written without spaces (CJK …), matched as substrings. */
-  phrases: string[];
-}
-
-/** One entry of a ranked candidate list, best first. */
-export interface MemoryHit {
-  id: string;
-  text: string;
-}
-
-/** How many facts carry vectors of one embedder (embedder null: no vector yet). */
-export interface MemoryEmbedderCount {
-  embedder: string | null;
-  dim: number | null;
-  count: number;
-}
-
-/** A fact to re-embed; `key` and `version` are opaque to the caller. */
-export interface MemoryStaleFact {
-  key: number;
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  version: number;
-}
-
-export interface MemoryVectorUpdate {
-  key: number;
-  /** The fact's version when it was read: a fact changed since then is skipped. */
-  version: number;
-  vector: MemoryVector;
-}
-
-/** Changes other parts of the process (waiters, workers, SSE) wake up on. */
-export type StoreChange =
-  | { kind: 'run.queued'; tenant: string; run_id: string }
-  | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
-  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus };
-
-export type ChangeListener = (change: StoreChange) => void;
+export type * from './shapes.ts';
 
 /** What every backend is, opened: its health, schema, stats and change feed. */
 export interface StoreLifecycle {
