@@ -100,12 +100,8 @@ export interface KeelConfig {
   delivery: { max_attempts: number };
   log: { level: string; pretty: boolean };
   http: HttpSettings;
-  /** Test-only fault injection (spec/reliability.md); inert unless enabled. */
-  failpoints: { enabled: boolean; spec: string };
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
   tenant_limits: TenantLimits;
-  /** Test-only switches that each break one guarantee (seeded bugs). */
-  seeded_bugs: string[];
   /** Test-only tools; each is off (null) unless its env var is set. */
   test_tools: { effect_sink_url: string | null };
 }
@@ -224,11 +220,30 @@ function deepFreeze<T>(value: T): T {
 }
 
 /** Reads flags, env and keel.toml once; the result is frozen and passed down explicitly. */
+/**
+ * Fault points and seeded bugs break guarantees on purpose; a production process has no
+ * way to turn them on. Their env vars are refused rather than ignored, so an operator who
+ * sets one learns at once that it does nothing here; tests inject them through
+ * test/helpers/keel-test-serve.ts, which clears these vars before loading the config.
+ */
+export const TEST_ONLY_ENV = ['KEEL_TEST_FAILPOINTS', 'KEEL_FAILPOINTS', 'KEEL_TEST_SEEDED_BUGS'];
+
+function refuseTestSwitches(env: NodeJS.ProcessEnv): void {
+  const set = TEST_ONLY_ENV.filter((name) => env[name] !== undefined && env[name] !== '');
+  if (set.length > 0) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `${set.join(', ')}: test-only switches, refused by keel (only the test suite can inject fault points and seeded bugs)`,
+    );
+  }
+}
+
 export function loadConfig(
   flags: ConfigFlags = {},
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
 ): KeelConfig {
+  refuseTestSwitches(env);
   const configPath =
     flags.config ?? env.KEEL_CONFIG ?? (existsSync(resolve(cwd, 'keel.toml')) ? 'keel.toml' : null);
   const file = configPath ? readConfigFile(resolve(cwd, configPath)) : {};
@@ -290,12 +305,7 @@ export function loadConfig(
       pretty: flags.pretty ?? false,
     },
     http,
-    failpoints: {
-      enabled: env.KEEL_TEST_FAILPOINTS === '1',
-      spec: env.KEEL_FAILPOINTS ?? '',
-    },
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
-    seeded_bugs: (env.KEEL_TEST_SEEDED_BUGS ?? '').split(',').filter(Boolean),
     test_tools: { effect_sink_url: env.KEEL_TEST_EFFECT_SINK_URL || null },
   };
   return deepFreeze(config);

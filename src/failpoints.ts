@@ -1,5 +1,7 @@
-// Named fault points at transaction boundaries (spec/reliability.md). Inert unless the
-// config enabled them (KEEL_TEST_FAILPOINTS=1), so production code pays one branch.
+// Named fault points at transaction boundaries (docs/reliability.md, "Fault points").
+// Inert unless a test injects them (the config never creates any: only
+// test/helpers/keel-test-serve.ts and test code call createFailpoints with enabled),
+// so production code pays one branch.
 //
 // Spec: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),
 // sleep(ms). `n*` fires only on the n-th hit of that point.

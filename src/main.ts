@@ -7,7 +7,7 @@ import { buildRoleHealthServer } from './api/role-health.ts';
 import type { KeelConfig } from './config.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
-import { createFailpoints } from './failpoints.ts';
+import { inertFailpoints } from './failpoints.ts';
 import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
@@ -33,6 +33,8 @@ import { effectSinkTools } from './tools/builtin/test-sink.ts';
 import type { ToolRegistry } from './tools/registry.ts';
 import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
+import type { SeededBug } from './seeded-bugs.ts';
+import { checkSeededBugs } from './seeded-bugs.ts';
 
 export interface KeelOptions {
   /** Replaces the configured memory embedder (tests use `hash` to skip the GloVe cache). */
@@ -48,6 +50,10 @@ export interface KeelOptions {
    * only /healthz and /metrics. Anything but all needs PostgreSQL.
    */
   role?: KeelRole;
+  /** Test-only fault points (the config never enables any); default inert. */
+  failpoints?: Failpoints;
+  /** Test-only seeded bugs (docs/reliability.md); the config never sets any. */
+  seededBugs?: readonly SeededBug[];
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -71,19 +77,34 @@ export interface Keel {
 
 const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
+/** An opened store, with what only the owner of a SQLite data dir does at start-up. */
+export interface OpenedStore {
+  store: Store;
+  /** SQLite only: expire every lease a previous process left (null on PostgreSQL). */
+  expireAllLeases: (() => Promise<number>) | null;
+}
+
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
-export async function openStore(config: KeelConfig, failpoints: Failpoints): Promise<Store> {
+export async function openStore(
+  config: KeelConfig,
+  failpoints: Failpoints,
+  seededBugs: readonly SeededBug[] = [],
+): Promise<OpenedStore> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return openPostgresStore({ url, failpoints, seededBugs: config.seeded_bugs });
+    return {
+      store: await openPostgresStore({ url, failpoints, seededBugs }),
+      expireAllLeases: null,
+    };
   }
-  return openSqliteStore({
+  const store = await openSqliteStore({
     path: url.slice('sqlite:'.length),
     durability,
     failpoints,
-    seededBugs: config.seeded_bugs,
+    seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
+  return { store, expireAllLeases: () => store.expireAllLeases() };
 }
 
 /** The built-ins, plus test-only tools when their test switch is set. */
@@ -101,8 +122,9 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   assertListenAllowed(config);
   const logger = options.logger ?? createLogger(config.log);
   const metrics = createMetrics();
-  const failpoints = createFailpoints(config.failpoints);
-  const store = await openStore(config, failpoints);
+  const failpoints = options.failpoints ?? inertFailpoints;
+  const seededBugs = checkSeededBugs(options.seededBugs ?? []);
+  const { store, expireAllLeases } = await openStore(config, failpoints, seededBugs);
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -115,8 +137,8 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     // A SQLite process owns its data dir: every lease still "running" belongs to a
     // process that is gone, so its runs are reclaimed (resumed) at once. PostgreSQL is
     // shared with live processes: their runs are reclaimed only after lease expiry.
-    if (store.kind === 'sqlite') {
-      const reclaimable = await store.expireAllLeases();
+    if (expireAllLeases) {
+      const reclaimable = await expireAllLeases();
       if (reclaimable > 0)
         logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
     }
@@ -146,7 +168,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           },
           scope,
         ),
-      seededBugs: config.seeded_bugs,
+      seededBugs,
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
         ...createConfiguredProviders(config.providers, config.provider_keys),

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { KeelConfig } from '../src/config.ts';
-import { agentSpec } from '../src/store/conformance/harness.ts';
+import { agentSpec } from './store-conformance/harness.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { startApiServer } from './helpers/api-server.ts';
 

@@ -42,7 +42,6 @@ describe('config', () => {
     assert.equal(config.store.durability, 'full');
     assert.deepEqual(config.workers, { concurrency: 8, lease_ms: 30_000, max_attempts: 5 });
     assert.equal(config.admin_token, null);
-    assert.equal(config.failpoints.enabled, false);
     assert.equal(config.log.level, 'info');
   });
 

@@ -1,5 +1,5 @@
-// Fault points: parsing, n-th hit, throw, sleep — and inert unless
-// KEEL_TEST_FAILPOINTS=1, proven with a `kill` point that must not fire.
+// Fault points: parsing, n-th hit, throw, sleep, kill — and inert unless enabled. That a
+// production `keel serve` can never enable them is test-switches.test.ts.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -9,25 +9,21 @@ import { isKeelError } from '../src/errors.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
-/** Loads the config like serve does, then hits `model.after_response` in a child process. */
-function hitInChild(env: Record<string, string>): {
+/** Hits `model.after_response` in a child process with fault points built from its args. */
+function hitInChild(enabled: boolean): {
   status: number | null;
   signal: string | null;
   out: string;
 } {
   const script = [
-    "import { loadConfig } from './src/config.ts';",
     "import { createFailpoints } from './src/failpoints.ts';",
-    "createFailpoints(loadConfig({}, process.env, process.cwd()).failpoints).hit('model.after_response');",
+    `createFailpoints({ enabled: ${enabled}, spec: 'model.after_response=kill' }).hit('model.after_response');`,
     "console.log('alive');",
   ].join('\n');
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !key.startsWith('KEEL_')),
-  );
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', '--input-type=module', '-e', script],
-    { cwd: ROOT, env: { ...clean, ...env }, encoding: 'utf8' },
+    { cwd: ROOT, encoding: 'utf8' },
   );
   return { status: result.status, signal: result.signal, out: result.stdout };
 }
@@ -74,19 +70,11 @@ describe('failpoints', () => {
     assert.equal(createFailpoints({ enabled: true, spec: '' }), inertFailpoints);
   });
 
-  it('a kill point without KEEL_TEST_FAILPOINTS=1 does nothing; with it, it kills', () => {
-    const inert = hitInChild({ KEEL_FAILPOINTS: 'model.after_response=kill' });
+  it('a kill point does nothing unless enabled; enabled, it kills the process', () => {
+    const inert = hitInChild(false);
     assert.equal(inert.status, 0);
     assert.equal(inert.out.trim(), 'alive');
-    const wrongValue = hitInChild({
-      KEEL_FAILPOINTS: 'model.after_response=kill',
-      KEEL_TEST_FAILPOINTS: 'true',
-    });
-    assert.equal(wrongValue.out.trim(), 'alive');
-    const armed = hitInChild({
-      KEEL_FAILPOINTS: 'model.after_response=kill',
-      KEEL_TEST_FAILPOINTS: '1',
-    });
+    const armed = hitInChild(true);
     assert.equal(armed.signal, 'SIGKILL');
     assert.equal(armed.out, '');
   });

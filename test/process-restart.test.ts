@@ -54,8 +54,12 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, KEEL_LOG_LEVEL: 'warn', ...extra };
 }
 
-function runCli(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  entry = 'src/cli/main.ts',
+): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -77,7 +81,12 @@ function exitOf(
 
 async function serve(dataDir: string, env: Record<string, string> = {}): Promise<Served> {
   const port = await freePort();
-  const child = runCli(['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir], env);
+  const flags = ['--listen', `127.0.0.1:${port}`, '--data-dir', dataDir];
+  // Fault points exist only behind the test-only entry; the real `keel serve` refuses them.
+  const child =
+    env.KEEL_FAILPOINTS === undefined
+      ? runCli(['serve', ...flags], env)
+      : runCli(flags, env, 'test/helpers/keel-test-serve.ts');
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = exitOf(child);

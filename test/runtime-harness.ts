@@ -17,7 +17,7 @@ import { waitForRun } from '../src/runtime/wait.ts';
 import type { Worker, WorkerOptions } from '../src/runtime/worker.ts';
 import { createWorker } from '../src/runtime/worker.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
-import type { Store } from '../src/store/store.ts';
+import type { SqliteStore } from '../src/store/sqlite/index.ts';
 import { builtinTools } from '../src/tools/builtin/index.ts';
 import type { ToolRegistry } from '../src/tools/registry.ts';
 import { createToolRegistry } from '../src/tools/registry.ts';
@@ -71,7 +71,8 @@ export function recordingFixture(): RecordingModel {
 
 export interface Harness {
   dir: string;
-  store: Store;
+  /** SQLite: the tests also use its owner-only expireAllLeases. */
+  store: SqliteStore;
   worker: Worker;
   metrics: Metrics;
   model: RecordingModel;

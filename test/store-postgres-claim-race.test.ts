@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { agentSpec, succeeded, turn } from '../src/store/conformance/harness.ts';
+import { agentSpec, succeeded, turn } from './store-conformance/harness.ts';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { Store } from '../src/store/store.ts';
 import {

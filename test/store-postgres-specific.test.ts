@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { agentSpec, turn } from '../src/store/conformance/harness.ts';
+import { agentSpec, turn } from './store-conformance/harness.ts';
 import type { PostgresStore } from '../src/store/postgres/index.ts';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { StoreChange } from '../src/store/store.ts';

@@ -3,8 +3,8 @@
 // loudly only when no server is reachable.
 
 import { describe } from 'node:test';
-import type { StoreFactory } from '../src/store/conformance/index.ts';
-import { defineStoreConformance } from '../src/store/conformance/index.ts';
+import type { StoreFactory } from './store-conformance/index.ts';
+import { defineStoreConformance } from './store-conformance/index.ts';
 import type { PostgresStore } from '../src/store/postgres/index.ts';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { Store } from '../src/store/store.ts';

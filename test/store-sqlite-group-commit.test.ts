@@ -18,7 +18,7 @@ import {
   succeeded,
   TENANT,
   turn,
-} from '../src/store/conformance/harness.ts';
+} from './store-conformance/harness.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { ClaimedRun, Store } from '../src/store/store.ts';
 

@@ -14,14 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { isKeelError } from '../src/errors.ts';
-import {
-  agentSpec,
-  AGENT,
-  fenceOf,
-  succeeded,
-  TENANT,
-  turn,
-} from '../src/store/conformance/harness.ts';
+import { agentSpec, AGENT, fenceOf, succeeded, TENANT, turn } from './store-conformance/harness.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 

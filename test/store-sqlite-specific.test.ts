@@ -21,12 +21,12 @@ import {
   TENANT,
   TestClock,
   turn,
-} from '../src/store/conformance/harness.ts';
+} from './store-conformance/harness.ts';
 import { openConnection } from '../src/store/sqlite/connection.ts';
 import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
-import { staleAndCurrent } from '../src/store/conformance/lifecycle.suite.ts';
+import { staleAndCurrent } from './store-conformance/lifecycle.suite.ts';
 
 function tempDir(): string {
   return mkdtempSync(join(os.tmpdir(), 'keel-store-sqlite-'));
@@ -216,6 +216,31 @@ function defineTests(): void {
       assert.equal(raw.pragma('integrity_check', { simple: true }), 'ok');
       assert.deepEqual(raw.pragma('foreign_key_check'), []);
       raw.close();
+    });
+  });
+
+  describe('sqlite: owner start-up', () => {
+    it('expireAllLeases makes every running run reclaimable at once, also after a restart', async () => {
+      const clock = new TestClock();
+      const path = fresh();
+      const store = await seeded({ path, now: clock.now });
+      await store.enqueueRun(turn());
+      await store.enqueueRun(turn({ scope: 's2' }));
+      await claimOrFail(store);
+      await claimOrFail(store);
+      await store.close();
+      const reopened = await openSqliteStore({ path, durability: 'full', now: clock.now });
+      try {
+        assert.equal(await reopened.claimNextRun({ owner: 'w', lease_ms: LEASE_MS }), null);
+        assert.equal(await reopened.expireAllLeases(), 2);
+        const again = [await claimOrFail(reopened), await claimOrFail(reopened)];
+        assert.deepEqual(
+          again.map((claimed) => claimed.run.attempt),
+          [2, 2],
+        );
+      } finally {
+        await reopened.close();
+      }
     });
   });
 

@@ -3,8 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { StoreFactory } from '../src/store/conformance/index.ts';
-import { defineStoreConformance } from '../src/store/conformance/index.ts';
+import type { StoreFactory } from './store-conformance/index.ts';
+import { defineStoreConformance } from './store-conformance/index.ts';
 import type { SqliteStore } from '../src/store/sqlite/index.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';

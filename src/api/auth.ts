@@ -9,7 +9,7 @@ import type { KeelConfig } from '../config.ts';
 import { isLoopbackHost } from '../config.ts';
 import { KeelError } from '../errors.ts';
 import { isValidName, newId, newSecret } from '../ids.ts';
-import type { Store } from '../store/store.ts';
+import type { TenantStore } from '../store/store.ts';
 
 /**
  * open: no token (health, readiness, console shell, OpenAPI);
@@ -102,7 +102,7 @@ function bearerOf(request: FastifyRequest): string | null {
 async function principalOf(
   token: string,
   adminToken: string,
-  store: Store,
+  store: TenantStore,
 ): Promise<Exclude<Principal, { kind: 'anonymous' }> | null> {
   if (adminTokenMatches(token, adminToken)) return { kind: 'admin' };
   const id = tenantTokenId(token);
@@ -121,7 +121,7 @@ function tenantParam(request: FastifyRequest): string | undefined {
 async function authenticate(
   request: FastifyRequest,
   config: KeelConfig,
-  store: Store,
+  store: TenantStore,
 ): Promise<void> {
   const mode: AuthMode = request.routeOptions.config.auth ?? 'admin';
   const adminToken = config.admin_token;
@@ -158,7 +158,7 @@ async function authenticate(
 }
 
 /** Every route under a tenant answers 404 TENANT_NOT_FOUND before doing anything else. */
-async function requireTenant(request: FastifyRequest, store: Store): Promise<void> {
+async function requireTenant(request: FastifyRequest, store: TenantStore): Promise<void> {
   const tenant = tenantParam(request);
   if (tenant === undefined || request.is404) return;
   if (!isValidName(tenant)) {
@@ -172,7 +172,7 @@ async function requireTenant(request: FastifyRequest, store: Store): Promise<voi
   }
 }
 
-export function installAuth(app: FastifyInstance, config: KeelConfig, store: Store): void {
+export function installAuth(app: FastifyInstance, config: KeelConfig, store: TenantStore): void {
   // null here, set per request below (a shared object default would leak across requests).
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {

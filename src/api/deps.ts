@@ -32,6 +32,9 @@ export interface ApiDeps {
   memory?: MemoryService;
 }
 
+/** ApiDeps with only the part of the store a route file uses (e.g. ApiDepsWith<RunStore>). */
+export type ApiDepsWith<S> = Omit<ApiDeps, 'store'> & { store: S };
+
 /** The fastify instance as the route files see it: zod schemas type the handlers. */
 export type ZodApp = FastifyInstance<
   RawServerDefault,

@@ -5,11 +5,11 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from '../metrics.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreLifecycle } from '../store/store.ts';
 
 export function buildRoleHealthServer(deps: {
   role: string;
-  store: Store;
+  store: StoreLifecycle;
   metrics: Metrics;
 }): FastifyInstance {
   const app = Fastify({ logger: false });

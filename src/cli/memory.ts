@@ -43,7 +43,7 @@ export async function memoryCommand(
     data_dir: values['data-dir'],
     store_url: values['store-url'],
   });
-  const store = await openStore(config, inertFailpoints);
+  const { store } = await openStore(config, inertFailpoints);
   try {
     const memory = createMemoryService({ store, embedder: createEmbedder(config) });
     const started = Date.now();

@@ -3,7 +3,7 @@
 
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
-import type { KeelRole } from '../main.ts';
+import type { KeelOptions, KeelRole } from '../main.ts';
 import { KEEL_ROLES, startKeel } from '../main.ts';
 import { UsageError } from './errors.ts';
 
@@ -12,7 +12,11 @@ export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--d
 /** A stop that takes longer than this has hung; the process exits non-zero instead. */
 const STOP_DEADLINE_MS = 30_000;
 
-export async function serveCommand(argv: string[]): Promise<number> {
+/** `injected`: test-only fault points and seeded bugs (test/helpers/keel-test-serve.ts). */
+export async function serveCommand(
+  argv: string[],
+  injected: Pick<KeelOptions, 'failpoints' | 'seededBugs'> = {},
+): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     strict: true,
@@ -38,7 +42,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     store_url: values['store-url'],
     pretty: values.pretty,
   });
-  const keel = await startKeel(config, { role });
+  const keel = await startKeel(config, { role, ...injected });
   process.stdout.write(`${keel.banner}\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

@@ -5,7 +5,13 @@
 import { createHash } from 'node:crypto';
 import { KeelError } from '../errors.ts';
 import type { JsonObject, MemoryFact, MemorySearchResult } from '../types.ts';
-import type { MemoryEmbedderCount, MemoryHit, MemoryVector, Page, Store } from '../store/store.ts';
+import type {
+  MemoryEmbedderCount,
+  MemoryHit,
+  MemoryStore,
+  MemoryVector,
+  Page,
+} from '../store/store.ts';
 import type { EmbedKind, Embedder } from './embedders/embedder.ts';
 import { POOL_FACTOR, rrfFuse } from './fusion.ts';
 import { factTextProblem, lexicalTerms, utf8Length } from './text.ts';
@@ -73,7 +79,10 @@ function describeStale(counts: readonly MemoryEmbedderCount[]): string {
     .join(', ');
 }
 
-export function createMemoryService(deps: { store: Store; embedder: Embedder }): MemoryService {
+export function createMemoryService(deps: {
+  store: MemoryStore;
+  embedder: Embedder;
+}): MemoryService {
   const { store, embedder } = deps;
 
   async function embed(texts: string[], kind: EmbedKind): Promise<Float32Array[]> {

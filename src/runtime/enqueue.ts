@@ -2,7 +2,7 @@
 // The fingerprint lets a replayed request_id prove it is the same request.
 
 import { createHash } from 'node:crypto';
-import type { EnqueueResult, Store } from '../store/store.ts';
+import type { EnqueueResult, RunStore } from '../store/store.ts';
 import type { DeliveryRequest, JsonObject, JsonValue, RunSource } from '../types.ts';
 import { newRunId } from '../ids.ts';
 
@@ -38,7 +38,7 @@ export function turnFingerprint(turn: TurnRequest): string {
   return createHash('sha256').update(material).digest('hex');
 }
 
-export async function enqueueTurn(store: Store, turn: TurnRequest): Promise<EnqueueResult> {
+export async function enqueueTurn(store: RunStore, turn: TurnRequest): Promise<EnqueueResult> {
   return store.enqueueRun({
     run_id: newRunId(),
     tenant: turn.tenant,

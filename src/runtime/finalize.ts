@@ -6,7 +6,7 @@
 import type { RunErrorCode } from '../errors.ts';
 import { isKeelError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Fence, FinalizeInput, Store } from '../store/store.ts';
+import type { Fence, FinalizeInput, RunStore } from '../store/store.ts';
 import type { Run, RunOutcome } from '../types.ts';
 
 export type FailedOutcome = Extract<RunOutcome, { status: 'failed' }>;
@@ -18,7 +18,7 @@ export function runFailed(code: RunErrorCode, message: string): FailedOutcome {
 
 /** Returns the finalized run, or null when this worker no longer holds it. */
 export async function finalizeRun(
-  store: Pick<Store, 'finalizeRun'>,
+  store: Pick<RunStore, 'finalizeRun'>,
   logger: Logger,
   fence: Fence,
   input: FinalizeInput,

@@ -5,14 +5,14 @@
 
 import { isKeelError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Fence, Store } from '../store/store.ts';
+import type { Fence, RunStore } from '../store/store.ts';
 import type { EntryBody, RunEntry, RunFigures } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 
 export interface JournalDeps {
-  store: Pick<Store, 'appendProgress' | 'loadEntries'>;
+  store: Pick<RunStore, 'appendProgress' | 'loadEntries'>;
   metrics: Metrics;
   /** Test-only switches (config.seeded_bugs); `entries_at_end` holds entries back. */
   seededBugs?: readonly string[];
@@ -24,7 +24,7 @@ export class RunJournal {
   /** Seeded bug `entries_at_end`: entries held here instead of being journaled. */
   private readonly held: EntryBody[] | null;
 
-  private readonly store: Pick<Store, 'appendProgress' | 'loadEntries'>;
+  private readonly store: Pick<RunStore, 'appendProgress' | 'loadEntries'>;
   private readonly metrics: Metrics;
 
   constructor(

@@ -11,7 +11,7 @@
 // Without the intent record every unanswered effectful call would be uncertain; with it,
 // a call that provably never started runs instead of asking the model.
 
-import type { Store } from '../store/store.ts';
+import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RunEntry, ToolCall, ToolResultBody, TraceEvent } from '../types.ts';
 import type { RunEvent } from './events.ts';
@@ -78,7 +78,7 @@ const TRACE_PAGE = 1000;
 
 /** Visits every trace event of the run, in order, a page at a time. */
 async function scanTrace(
-  store: Pick<Store, 'getTrace'>,
+  store: Pick<RunStore, 'getTrace'>,
   run: { tenant: string; run_id: string },
   visit: (event: TraceEvent) => void,
 ): Promise<void> {
@@ -93,7 +93,7 @@ async function scanTrace(
 
 /** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
 export async function startedCalls(
-  store: Store,
+  store: RunStore,
   run: { tenant: string; run_id: string },
   step: number,
 ): Promise<Set<string>> {
@@ -113,7 +113,7 @@ export async function startedCalls(
  * whose lease expired — all the rest count.
  */
 export async function crashedAttempts(
-  store: Pick<Store, 'getTrace'>,
+  store: Pick<RunStore, 'getTrace'>,
   run: { tenant: string; run_id: string; attempt: number },
 ): Promise<number> {
   if (run.attempt <= 1) return 0;
@@ -126,7 +126,7 @@ export async function crashedAttempts(
 
 /** The plan for the last step's unanswered calls of a reclaimed run (empty when none). */
 export async function planForResume(
-  store: Store,
+  store: RunStore,
   run: { tenant: string; run_id: string },
   entries: readonly RunEntry[],
   registry: ToolRegistry,

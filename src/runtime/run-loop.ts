@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts';
 import type { Failpoints } from '../failpoints.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Provider, ProviderRegistry, ToolDefinition } from '../providers/provider.ts';
-import type { ClaimedRun, Store } from '../store/store.ts';
+import type { AgentStore, ClaimedRun, RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import type { ToolPorts } from '../tools/tool.ts';
@@ -32,12 +32,12 @@ import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
 import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
-import type { PortScope } from './tool-ports.ts';
+import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import type { ToolStepDeps } from './tool-step.ts';
 import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
 
 export interface RunLoopDeps {
-  store: Store;
+  store: RunStore & AgentStore & ToolPortStore;
   providers: ProviderRegistry;
   logger: Logger;
   metrics: Metrics;

@@ -5,7 +5,7 @@
 import type { MemoryPortDeps } from '../memory/tool-port.ts';
 import { createMemoryPort } from '../memory/tool-port.ts';
 import { createSchedulePort } from '../schedules/tool-port.ts';
-import type { Store } from '../store/store.ts';
+import type { ArtifactStore, ScheduleStore } from '../store/store.ts';
 import type { ArtifactPort } from '../tools/builtin/artifact-port.ts';
 import type { WebPort } from '../tools/builtin/web-port.ts';
 import type { ToolPorts } from '../tools/tool.ts';
@@ -16,8 +16,11 @@ export interface PortScope {
   scope: string;
 }
 
+/** The parts of the store the tool ports bind to a run's scope. */
+export type ToolPortStore = ArtifactStore & ScheduleStore;
+
 export interface ToolPortDeps {
-  store: Store;
+  store: ToolPortStore;
   now?: () => number;
   /** The process's public-web client (main.ts builds it from `[web]`); absent = no web tools. */
   web?: WebPort;
@@ -27,7 +30,7 @@ export interface ToolPortDeps {
   maxSchedules?: number | null;
 }
 
-function artifactPortFor(store: Store, tenant: string): ArtifactPort {
+function artifactPortFor(store: ArtifactStore, tenant: string): ArtifactPort {
   return {
     read: (path) => store.getArtifact(tenant, path),
     write: (path, body, contentType, metadata) =>

@@ -19,7 +19,7 @@
 
 import type { Failpoints } from '../failpoints.ts';
 import type { ToolDefinition } from '../providers/provider.ts';
-import type { Store } from '../store/store.ts';
+import type { RunStore } from '../store/store.ts';
 import { nestingProblem } from '../nesting.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AnyToolSpec, ToolContext, ToolPorts } from '../tools/tool.ts';
@@ -38,7 +38,7 @@ import type { RunEvent } from './events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 import { outcomeUnknownResult } from './resume-plan.ts';
-import type { PortScope } from './tool-ports.ts';
+import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import { createToolPorts } from './tool-ports.ts';
 
 /** Where a call runs: one per run attempt. */
@@ -76,7 +76,7 @@ export function toolDefinitions(registry: ToolRegistry, agent: Agent): ToolDefin
 
 /** The environment of a run attempt's calls; the ports are bound to the run's scope. */
 export function toolCallEnv(
-  deps: { store: Store; toolPorts?: (scope: PortScope) => ToolPorts },
+  deps: { store: RunStore & ToolPortStore; toolPorts?: (scope: PortScope) => ToolPorts },
   run: Run,
   agent: Agent,
   registry: ToolRegistry,

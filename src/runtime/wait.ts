@@ -1,7 +1,7 @@
 // Long poll for a run: returns as soon as the store reports the run terminal (a change
 // notification, not a polling interval), or when the timeout passes.
 
-import type { Store } from '../store/store.ts';
+import type { RunStore, StoreChanges } from '../store/store.ts';
 import type { Run } from '../types.ts';
 import { isTerminal } from '../types.ts';
 
@@ -11,7 +11,7 @@ export interface WaitResult {
 }
 
 export async function waitForRun(
-  store: Store,
+  store: RunStore & StoreChanges,
   tenant: string,
   runId: string,
   timeoutMs: number,

@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ClaimedRun, Fence } from '../store/store.ts';
+import type { ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import { finalizeRun, runFailed } from './finalize.ts';
@@ -17,6 +17,7 @@ import { RunControl } from './run-control.ts';
 import { OutputSchemas } from './output-schema.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
+  store: RunLoopDeps['store'] & StoreChanges;
   concurrency: number;
   leaseMs: number;
   /** At most this many running runs per tenant, across processes (null: no cap). */

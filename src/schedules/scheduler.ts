@@ -6,7 +6,7 @@
 // schedule's revision and next_fire_at, and the request_id deduplicates as well.
 
 import type { Logger } from '../logger.ts';
-import type { EnqueueRunInput, ScheduleFireInput, Store } from '../store/store.ts';
+import type { EnqueueRunInput, ScheduleFireInput, ScheduleStore } from '../store/store.ts';
 
 /** A due fire as the scheduler plans it. */
 export type DueFire = Extract<ScheduleFireInput, { mode: 'due' }>;
@@ -16,7 +16,7 @@ import { turnFingerprint } from '../runtime/enqueue.ts';
 import { nextFireAfter } from './timing.ts';
 
 export interface SchedulerOptions {
-  store: Store;
+  store: ScheduleStore;
   /** Epoch ms; injected so tests move time instead of sleeping. */
   now?: () => number;
   logger?: Pick<Logger, 'warn' | 'error' | 'info'>;

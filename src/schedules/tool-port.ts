@@ -2,12 +2,12 @@
 // run's agent and scope, in the store's own transaction (ownership is checked where the
 // row is written, not before).
 
-import type { Store } from '../store/store.ts';
+import type { ScheduleStore } from '../store/store.ts';
 import type { SchedulePort } from '../tools/builtin/schedule-port.ts';
 import { scheduleWriteOf } from './schedule-input.ts';
 
 export function createSchedulePort(
-  store: Store,
+  store: ScheduleStore,
   owner: { tenant: string; agent: string; scope: string },
   now: () => number,
   maxSchedules: number | null = null,

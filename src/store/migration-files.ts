@@ -1,5 +1,6 @@
-// Numbered migration files (DESIGN.md §3), the same rule for every backend: each
-// backend keeps its own folder of NNN_name.sql files, numbered 001, 002, … without gaps.
+// Numbered migration files (docs/store.md, "Durability and migrations"), the same rule
+// for every backend: each backend keeps its own folder of NNN_name.sql files, numbered
+// 001, 002, … without gaps.
 
 import { readdirSync, readFileSync } from 'node:fs';
 

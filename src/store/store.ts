@@ -1,6 +1,9 @@
-// The Store: every repository method that writes is one complete transaction inside
-// the backend (DESIGN.md §1). Nothing here is SQLite- or PostgreSQL-specific; one
-// conformance suite (store/conformance/) runs against every backend.
+// The Store, split by concern (runs and the journal, tenants and tokens, agents and
+// threads, schedules, deliveries, memory, artifacts; `Store` is their sum): every
+// method that writes is one complete transaction inside the backend (docs/store.md).
+// Nothing here is SQLite- or PostgreSQL-specific; one conformance suite
+// (test/store-conformance/) runs against every backend. Consumers take only the
+// interfaces they use. What the methods take and return is in shapes.ts.
 //
 // Clock: lease and due-time comparisons use the store's own clock (the database's
 // `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
@@ -12,281 +15,53 @@ import type {
   ArtifactStat,
   ClaimedDelivery,
   Delivery,
-  DeliveryOutcome,
-  DeliveryRequest,
-  DeliveryStatus,
-  EntryBody,
   JsonObject,
   MemoryFact,
-  MisfirePolicy,
   Run,
   RunEntry,
-  RunFigures,
-  RunOutcome,
-  RunSource,
-  RunStatus,
   Schedule,
-  ScheduleTiming,
   Tenant,
   Thread,
   ThreadSummary,
   TokenRecord,
   TraceEvent,
-  Usage,
 } from '../types.ts';
+import type {
+  Fence,
+  Page,
+  EnqueueRunInput,
+  EnqueueResult,
+  RunFilter,
+  ClaimOptions,
+  ClaimedRun,
+  ProgressInput,
+  FinalizeInput,
+  DeliveryClaimInput,
+  DeliveryAckInput,
+  DeliveryFilter,
+  TokenLookup,
+  MigrationStatus,
+  StoreStats,
+  ArtifactWrite,
+  ScheduleWrite,
+  ScheduleOwner,
+  ScheduleFilter,
+  ScheduleFireInput,
+  ScheduleFireResult,
+  MemoryVector,
+  MemoryPutInput,
+  MemoryLexicalTerms,
+  MemoryHit,
+  MemoryEmbedderCount,
+  MemoryStaleFact,
+  MemoryVectorUpdate,
+  ChangeListener,
+} from './shapes.ts';
 
-/** Identifies one attempt of one run: every runtime write carries it (fencing). */
-export interface Fence {
-  run_id: string;
-  attempt: number;
-}
+export type * from './shapes.ts';
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
-
-export interface NewEvent {
-  type: string;
-  data: JsonObject;
-}
-
-export interface EnqueueRunInput {
-  run_id: string;
-  tenant: string;
-  agent: string;
-  scope: string;
-  source: RunSource;
-  input: JsonObject;
-  request_id: string | null;
-  /** Hash of (agent, scope, payload, delivery): a replayed request_id must match it. */
-  fingerprint: string;
-  delivery: DeliveryRequest | null;
-  on_busy: 'enqueue' | 'reject';
-  /**
-   * The tenant's queued-run limit, checked in the enqueue's transaction: a new run past
-   * it fails with RATE_LIMITED (a replayed request_id still finds its run). Absent: none.
-   */
-  max_queued?: number | null;
-}
-
-export interface EnqueueResult {
-  run: Run;
-  deduplicated: boolean;
-}
-
-export interface RunFilter {
-  agent?: string;
-  scope?: string;
-  status?: RunStatus;
-  source?: RunSource;
-}
-
-export interface ClaimOptions {
-  /** Who holds the lease (process id + worker slot); shows in `run.claimed` events. */
-  owner: string;
-  lease_ms: number;
-  /** At most this many running runs per tenant (src/store/rules/tenant-fairness.ts). */
-  max_running_per_tenant?: number | null;
-}
-
-/** A claimed run with the agent snapshot taken in the same transaction. */
-export interface ClaimedRun {
-  run: Run;
-  /** null when the agent was deleted after the run was queued. */
-  agent: Agent | null;
-  /** Wall time already spent by earlier attempts (timeout_ms spans resumes). */
-  elapsed_ms: number;
-}
-
-export interface ProgressInput {
-  entries?: EntryBody[];
-  events?: NewEvent[];
-  steps?: number;
-  usage?: Usage;
-  /**
-   * Run time so far across all attempts (earlier attempts' elapsed_ms + this attempt's);
-   * stored as is, so a resumed run keeps its deadline.
-   */
-  elapsed_ms?: number;
-}
-
-/** The one finalize transaction writes the run's outcome and its final figures. */
-export type FinalizeInput = RunOutcome & RunFigures;
-
-export interface DeliveryClaimInput {
-  limit: number;
-  destination_prefix?: string;
-  lease_ms: number;
-  max_attempts: number;
-}
-
-export interface DeliveryAckInput {
-  claim_token: string;
-  outcome: DeliveryOutcome;
-  error?: string;
-  retry_after_ms?: number;
-  max_attempts: number;
-}
-
-export interface DeliveryFilter {
-  status?: DeliveryStatus;
-  destination_prefix?: string;
-  run_id?: string;
-}
-
-export interface TokenLookup {
-  id: string;
-  tenant: string;
-  hash: string;
-}
-
-export interface MigrationStatus {
-  current: number;
-  latest: number;
-}
-
-export interface StoreStats {
-  runs_by_status: Record<RunStatus, number>;
-  deliveries_by_status: Record<DeliveryStatus, number>;
-}
-
-// --- artifacts and schedules (built-in capabilities) ---
-
-export interface ArtifactWrite {
-  body: Uint8Array;
-  content_type: string;
-  metadata: JsonObject;
-}
-
-export interface ScheduleWrite {
-  /**
-   * The tenant's schedule quota, checked in the write's transaction when this write
-   * creates a schedule (QUOTA_EXCEEDED past it). Absent: none.
-   */
-  max_schedules?: number | null;
-  agent: string;
-  scope: string;
-  payload: JsonObject;
-  timing: ScheduleTiming;
-  misfire: MisfirePolicy;
-  enabled: boolean;
-  delivery: DeliveryRequest | null;
-  /** Computed by the caller from the timing (the store never parses cron lines). */
-  next_fire_at: string | null;
-}
-
-/** The calling agent and scope of a schedule tool: it may only see and touch its own. */
-export interface ScheduleOwner {
-  agent: string;
-  scope: string;
-}
-
-export interface ScheduleFilter {
-  agent?: string;
-  scope?: string;
-}
-
-export type ScheduleFireInput =
-  | {
-      /** A due fire: refused unless the row still has this revision and next_fire_at. */
-      mode: 'due';
-      tenant: string;
-      name: string;
-      revision: number;
-      expected_next_fire_at: string;
-      /** null: a misfire skipped without a run. */
-      run: EnqueueRunInput | null;
-      /** The new next_fire_at; null disables the schedule (a fired `at`, no future time). */
-      next_fire_at: string | null;
-      /** Recorded as last_error (null clears it). */
-      note: string | null;
-    }
-  | {
-      /** POST …/trigger: a run now; next_fire_at and enabled stay as they are. */
-      mode: 'manual';
-      tenant: string;
-      name: string;
-      run: EnqueueRunInput;
-    };
-
-export interface ScheduleFireResult {
-  /** stale: another fire or a write got there first; nothing was changed. */
-  outcome: 'fired' | 'skipped' | 'stale' | 'agent_missing';
-  run: Run | null;
-  deduplicated: boolean;
-  schedule: Schedule | null;
-}
-
-// --- memory (spec/memory.md) ---
-
-/** A vector and the id of the embedder that made it; its length is its dimension. */
-export interface MemoryVector {
-  embedder: string;
-  values: Float32Array;
-}
-
-export interface MemoryPutInput {
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  metadata: JsonObject;
-  vector: MemoryVector;
-}
-
-/** Search terms, already split: the backend quotes them (no query syntax gets through). */
-export interface MemoryLexicalTerms {
-  /** Words of spaced scripts, for the word index. */
-  words: string[];
-  /** Runs of scripts written without spaces (CJK …), matched as substrings. */
-  phrases: string[];
-}
-
-/** One entry of a ranked candidate list, best first. */
-export interface MemoryHit {
-  id: string;
-  text: string;
-}
-
-/** How many facts carry vectors of one embedder (embedder null: no vector yet). */
-export interface MemoryEmbedderCount {
-  embedder: string | null;
-  dim: number | null;
-  count: number;
-}
-
-/** A fact to re-embed; `key` and `version` are opaque to the caller. */
-export interface MemoryStaleFact {
-  key: number;
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  version: number;
-}
-
-export interface MemoryVectorUpdate {
-  key: number;
-  /** The fact's version when it was read: a fact changed since then is skipped. */
-  version: number;
-  vector: MemoryVector;
-}
-
-/** Changes other parts of the process (waiters, workers, SSE) wake up on. */
-export type StoreChange =
-  | { kind: 'run.queued'; tenant: string; run_id: string }
-  | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
-  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
-  /**
-   * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
-   * connection came back), so every subscriber re-reads what it watches.
-   */
-  | { kind: 'store.resync'; tenant: null; run_id: null };
-
-export type ChangeListener = (change: StoreChange) => void;
-
-export interface Store {
+/** What every backend is, opened: its health, schema, stats and change feed. */
+export interface StoreLifecycle {
   readonly kind: 'sqlite' | 'postgres';
   /** A one-line description for the startup banner, without secrets. */
   readonly description: string;
@@ -294,11 +69,16 @@ export interface Store {
   migrationStatus(): Promise<MigrationStatus>;
   ping(): Promise<void>;
   close(): Promise<void>;
+  stats(): Promise<StoreStats>;
+}
+
+/** Committed changes, for waiters, workers and SSE. */
+export interface StoreChanges {
   /** Listeners are called after the change committed. Returns an unsubscribe function. */
   subscribe(listener: ChangeListener): () => void;
-  stats(): Promise<StoreStats>;
+}
 
-  // tenants and tokens
+export interface TenantStore {
   createTenant(name: string, metadata: JsonObject): Promise<{ tenant: Tenant; created: boolean }>;
   getTenant(name: string): Promise<Tenant | null>;
   listTenants(): Promise<Tenant[]>;
@@ -310,8 +90,10 @@ export interface Store {
   listTokens(tenant: string): Promise<TokenRecord[]>;
   deleteToken(tenant: string, id: string): Promise<boolean>;
   findToken(id: string): Promise<TokenLookup | null>;
+}
 
-  // agents
+/** Agents and the threads (per-scope conversation context) their runs build. */
+export interface AgentStore {
   putAgent(
     tenant: string,
     name: string,
@@ -322,7 +104,18 @@ export interface Store {
   /** Fails the agent's queued and running runs with AGENT_NOT_FOUND (their lanes free). */
   deleteAgent(tenant: string, name: string): Promise<boolean>;
 
-  // runs
+  listThreads(
+    tenant: string,
+    agent: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ThreadSummary>>;
+  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null>;
+  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean>;
+}
+
+/** Runs, their leases (fencing) and their journal (entries and trace events). */
+export interface RunStore {
   /** Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, IDEMPOTENCY_KEY_REUSED, SCOPE_BUSY. */
   enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult>;
   getRun(tenant: string, runId: string): Promise<Run | null>;
@@ -339,8 +132,6 @@ export interface Store {
    * between checkpoints still counts toward timeout_ms when it crashes.
    */
   heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean>;
-  /** Expires every running lease now: a single-process store reclaims at startup. */
-  expireAllLeases(): Promise<number>;
   /**
    * Appends entries and events in one transaction. Throws LEASE_LOST when stale.
    * Returns the entries as stored (with their seq, attempt and ts), in order.
@@ -361,18 +152,10 @@ export interface Store {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null>;
+}
 
-  // threads
-  listThreads(
-    tenant: string,
-    agent: string,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<ThreadSummary>>;
-  getThread(tenant: string, agent: string, scope: string): Promise<Thread | null>;
-  deleteThread(tenant: string, agent: string, scope: string): Promise<boolean>;
-
-  // deliveries
+/** The delivery outbox: rows written by finalize, claimed and acked by consumers. */
+export interface DeliveryStore {
   listDeliveries(
     tenant: string,
     filter: DeliveryFilter,
@@ -382,8 +165,9 @@ export interface Store {
   claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]>;
   /** Throws DELIVERY_NOT_FOUND, CLAIM_TOKEN_MISMATCH, CLAIM_EXPIRED, DELIVERY_NOT_CLAIMED. */
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery>;
+}
 
-  // --- artifacts and schedules (built-in capabilities) ---
+export interface ArtifactStore {
   /** Throws TENANT_NOT_FOUND. Paths are validated by the caller (artifactPathProblem). */
   putArtifact(
     tenant: string,
@@ -399,6 +183,9 @@ export interface Store {
     cursor?: string,
   ): Promise<Page<ArtifactStat>>;
   deleteArtifact(tenant: string, path: string): Promise<boolean>;
+}
+
+export interface ScheduleStore {
   /**
    * Creates or replaces a schedule. Throws TENANT_NOT_FOUND, AGENT_NOT_FOUND, and
    * SCHEDULE_NOT_FOUND when `owner` is given and the existing schedule is someone else's.
@@ -429,8 +216,10 @@ export interface Store {
    * schedule with last_error instead. Fault point `schedule.fire.before_commit`.
    */
   fireSchedule(input: ScheduleFireInput): Promise<ScheduleFireResult>;
+}
 
-  // memory (spec/memory.md)
+/** Memory facts, their search indexes and vectors (docs/store.md, "Memory"). */
+export interface MemoryStore {
   /** Creates or replaces a fact with its vector. Throws TENANT_NOT_FOUND. */
   putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }>;
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null>;
@@ -469,3 +258,16 @@ export interface Store {
   /** One transaction; returns how many were written (changed facts are skipped). */
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number>;
 }
+
+/** The whole store: every concern. Consumers take only the parts they use. */
+export interface Store
+  extends
+    StoreLifecycle,
+    StoreChanges,
+    TenantStore,
+    AgentStore,
+    RunStore,
+    DeliveryStore,
+    ArtifactStore,
+    ScheduleStore,
+    MemoryStore {}

@@ -144,7 +144,7 @@ export async function serve(dataDir: string, env: Record<string, string>): Promi
   // Port 0: keel binds a free port itself and names it in its ready line. A port picked
   // here and bound later by the child could be taken in between (EADDRINUSE under load).
   const child = spawnTracked(
-    ['src/cli/main.ts', 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir],
+    ['test/helpers/keel-test-serve.ts', '--listen', '127.0.0.1:0', '--data-dir', dataDir],
     env,
   );
   const exited = exitOf(child);

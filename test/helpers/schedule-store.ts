@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Failpoints } from '../../src/failpoints.ts';
-import { TestClock } from '../../src/store/conformance/index.ts';
+import { TestClock } from '../store-conformance/index.ts';
 import type { SqliteStore } from '../../src/store/sqlite/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { scheduleWriteOf } from '../../src/schedules/schedule-input.ts';

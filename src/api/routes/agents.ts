@@ -3,12 +3,15 @@
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { agentSpecSchema } from '../agent-schema.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import type { AgentStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<AgentStore>;
 
 const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
 
-export function agentRoutes(app: ZodApp, deps: ApiDeps): void {
+export function agentRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['agents'];
 

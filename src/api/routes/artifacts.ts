@@ -8,9 +8,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { artifactPathProblem } from '../../tools/builtin/artifact-path.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, tenantParams } from '../schemas.ts';
 import { pageWithinBudget } from '../page-budget.ts';
+import type { ArtifactStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<ArtifactStore>;
 
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
@@ -61,7 +64,7 @@ function artifactNotFound(path: string): KeelError {
   return new KeelError('ARTIFACT_NOT_FOUND', `artifact ${path.slice(0, 200)} not found`);
 }
 
-export function artifactRoutes(app: ZodApp, deps: ApiDeps): void {
+export function artifactRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['artifacts'];
 

@@ -2,7 +2,7 @@
 // with the claim token they were given.
 
 import { z } from 'zod';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import {
   cursorSchema,
   deliveryStatusSchema,
@@ -12,6 +12,9 @@ import {
   tenantParams,
 } from '../schemas.ts';
 import { pageWithinBudget } from '../page-budget.ts';
+import type { DeliveryStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<DeliveryStore>;
 
 const listQuery = z.strictObject({
   status: deliveryStatusSchema.optional(),
@@ -39,7 +42,7 @@ const ackBody = z.strictObject({
   retry_after_ms: z.int().min(0).max(86_400_000).optional(),
 });
 
-export function deliveryRoutes(app: ZodApp, deps: ApiDeps): void {
+export function deliveryRoutes(app: ZodApp, deps: Deps): void {
   const { store, config } = deps;
   const tags = ['deliveries'];
 

@@ -9,10 +9,13 @@ import { KeelError } from '../../errors.ts';
 import type { LiveEvent } from '../../runtime/events.ts';
 import type { TraceEvent } from '../../types.ts';
 import { isTerminal } from '../../types.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema } from '../schemas.ts';
 import type { SseStream } from '../sse.ts';
 import { openSseStream } from '../sse.ts';
+import type { RunStore, StoreChanges } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
 const HEARTBEAT_MS = 15_000;
 const PAGE = 500;
@@ -37,7 +40,7 @@ class RunFeed {
   private readonly heldDeltas: LiveEvent[] = [];
 
   constructor(
-    private readonly deps: ApiDeps,
+    private readonly deps: Deps,
     private readonly tenant: string,
     private readonly runId: string,
     private lastSeq: number,
@@ -112,7 +115,7 @@ class RunFeed {
   }
 }
 
-export function eventRoutes(app: ZodApp, deps: ApiDeps): void {
+export function eventRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   app.get(
     '/v1/tenants/:tenant/runs/:id/events',

@@ -4,7 +4,10 @@
 
 import { KeelError } from '../../errors.ts';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
+import type { StoreLifecycle } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<StoreLifecycle>;
 
 const CONSOLE_SHELL = `<!doctype html>
 <html lang="en">
@@ -15,7 +18,7 @@ const CONSOLE_SHELL = `<!doctype html>
 </html>
 `;
 
-async function refreshGauges(deps: ApiDeps): Promise<void> {
+async function refreshGauges(deps: Deps): Promise<void> {
   const stats = await deps.store.stats();
   for (const status of RUN_STATUSES) {
     deps.metrics.runsByStatus.set({ status }, stats.runs_by_status[status] ?? 0);
@@ -26,7 +29,7 @@ async function refreshGauges(deps: ApiDeps): Promise<void> {
   }
 }
 
-export function operationRoutes(app: ZodApp, deps: ApiDeps): void {
+export function operationRoutes(app: ZodApp, deps: Deps): void {
   const hidden = { hide: true };
 
   app.get('/healthz', { config: { auth: 'open' }, schema: hidden }, async () => ({ ok: true }));

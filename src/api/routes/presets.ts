@@ -18,8 +18,11 @@ import {
   maintenancePayload,
 } from '../../memory/maintenance.ts';
 import { scheduleWriteOf } from '../../schedules/schedule-input.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema, tenantParams } from '../schemas.ts';
+import type { AgentStore, ScheduleStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<AgentStore & ScheduleStore>;
 
 const MODEL_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}\/[^\s\u0000-\u001f\u007f]{1,200}$/;
 
@@ -40,7 +43,7 @@ function isMemoryOnly(families: readonly string[] | undefined): boolean {
   return families !== undefined && families.length === 1 && families[0] === 'memory';
 }
 
-export function presetRoutes(app: ZodApp, deps: ApiDeps, now: () => number = Date.now): void {
+export function presetRoutes(app: ZodApp, deps: Deps, now: () => number = Date.now): void {
   const { store } = deps;
 
   app.post(

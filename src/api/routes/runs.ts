@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { waitForRun } from '../../runtime/wait.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import {
   cursorSchema,
   nameSchema,
@@ -15,6 +15,9 @@ import {
   tenantParams,
 } from '../schemas.ts';
 import { pageWithinBudget } from '../page-budget.ts';
+import type { RunStore, StoreChanges } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
 const runParams = z.strictObject({
   tenant: nameSchema,
@@ -54,7 +57,7 @@ function abortOnDisconnect(reply: FastifyReply): AbortController {
   return controller;
 }
 
-export function runRoutes(app: ZodApp, deps: ApiDeps): void {
+export function runRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['runs'];
 

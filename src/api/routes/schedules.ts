@@ -7,7 +7,7 @@ import { scheduleWriteOf } from '../../schedules/schedule-input.ts';
 import { scheduleRun } from '../../schedules/scheduler.ts';
 import type { Schedule } from '../../types.ts';
 import { MISFIRE_POLICIES } from '../../types.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import {
   cursorSchema,
   deletedSchema,
@@ -20,6 +20,9 @@ import {
   tenantParams,
 } from '../schemas.ts';
 import { pageWithinBudget } from '../page-budget.ts';
+import type { ScheduleStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<ScheduleStore>;
 
 const scheduleParams = z.strictObject({ tenant: nameSchema, name: nameSchema });
 
@@ -70,7 +73,7 @@ function scheduleNotFound(name: string): KeelError {
   return new KeelError('SCHEDULE_NOT_FOUND', `schedule ${name} not found`);
 }
 
-export function scheduleRoutes(app: ZodApp, deps: ApiDeps, now: () => number = Date.now): void {
+export function scheduleRoutes(app: ZodApp, deps: Deps, now: () => number = Date.now): void {
   const { store } = deps;
   const tags = ['schedules'];
 

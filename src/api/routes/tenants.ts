@@ -2,8 +2,11 @@
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, jsonObjectSchema, nameSchema, tenantParams } from '../schemas.ts';
+import type { TenantStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<TenantStore>;
 
 const createTenantBody = z.strictObject({
   name: nameSchema,
@@ -20,7 +23,7 @@ const patchTenantBody = z.strictObject({
     .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
 });
 
-export function tenantRoutes(app: ZodApp, deps: ApiDeps): void {
+export function tenantRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['tenants'];
 

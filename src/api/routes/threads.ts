@@ -3,9 +3,12 @@
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, scopeSchema } from '../schemas.ts';
 import { pageWithinBudget } from '../page-budget.ts';
+import type { AgentStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<AgentStore>;
 
 const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
 const threadParams = z.strictObject({ tenant: nameSchema, agent: nameSchema, scope: scopeSchema });
@@ -20,7 +23,7 @@ function threadNotFound(agent: string, scope: string): KeelError {
   });
 }
 
-export function threadRoutes(app: ZodApp, deps: ApiDeps): void {
+export function threadRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['threads'];
 

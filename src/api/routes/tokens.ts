@@ -4,15 +4,18 @@
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { mintTenantToken } from '../auth.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import type { TenantStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<TenantStore>;
 
 const tokenParams = z.strictObject({
   tenant: nameSchema,
   id: z.string().min(1).max(64),
 });
 
-export function tokenRoutes(app: ZodApp, deps: ApiDeps): void {
+export function tokenRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['tokens'];
 

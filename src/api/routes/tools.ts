@@ -3,12 +3,15 @@
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema, tenantParams } from '../schemas.ts';
+import type { AgentStore } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<AgentStore>;
 
 const toolsQuery = z.strictObject({ agent: nameSchema.optional() });
 
-export function toolRoutes(app: ZodApp, deps: ApiDeps): void {
+export function toolRoutes(app: ZodApp, deps: Deps): void {
   const { store, tools } = deps;
 
   app.get(

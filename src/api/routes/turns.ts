@@ -2,7 +2,7 @@
 
 import { z } from 'zod';
 import { enqueueTurn } from '../../runtime/enqueue.ts';
-import type { ApiDeps, ZodApp } from '../deps.ts';
+import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import {
   destinationSchema,
   jsonObjectSchema,
@@ -12,6 +12,9 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
+import type { RunStore, StoreChanges } from '../../store/store.ts';
+
+type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
 export const turnBodySchema = z
   .strictObject({
@@ -36,7 +39,7 @@ const turnResponseSchema = z.object({
   deduplicated: z.boolean(),
 });
 
-export function turnRoutes(app: ZodApp, deps: ApiDeps): void {
+export function turnRoutes(app: ZodApp, deps: Deps): void {
   app.post(
     '/v1/tenants/:tenant/turns',
     {

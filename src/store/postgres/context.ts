@@ -7,13 +7,11 @@
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
-import type { ChangeListener, StoreChange } from '../store.ts';
+import type { StoreSeededBug } from '../../seeded-bugs.ts';
+import { ChangeHub } from '../rules/change-hub.ts';
+import type { StoreChange } from '../store.ts';
 import { STORE_RETRY_AFTER_S, storeFault, toStoreError } from '../store-errors.ts';
 import { WriteHealth } from '../write-health.ts';
-
-/** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
-export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
-export type SeededBug = (typeof SEEDED_BUGS)[number];
 
 export type SqlParam = string | number | boolean | null | Buffer | readonly unknown[];
 
@@ -95,7 +93,8 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
 }
 
 export class PgContext {
-  readonly listeners = new Set<ChangeListener>();
+  /** This process's listeners; they hear only committed changes. */
+  readonly hub = new ChangeHub();
   readonly read: Sql;
   /** Whether the last write hit a full disk (readiness). */
   readonly health = new WriteHealth();
@@ -119,7 +118,7 @@ export class PgContext {
     return this.clock !== null;
   }
 
-  hasBug(bug: SeededBug): boolean {
+  hasBug(bug: StoreSeededBug): boolean {
     return this.seededBugs.has(bug);
   }
 
@@ -221,15 +220,7 @@ export class PgContext {
   }
 
   notify(changes: readonly StoreChange[]): void {
-    for (const change of changes) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(change);
-        } catch {
-          // A listener's failure is its own; the committed change stands.
-        }
-      }
-    }
+    this.hub.notify(changes);
   }
 }
 

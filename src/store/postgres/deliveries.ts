@@ -3,15 +3,19 @@
 // processes split the due rows instead of queueing on them), acknowledged by one
 // conditional update.
 
-import { randomBytes } from 'node:crypto';
-import { KeelError } from '../../errors.ts';
-import { claimTokenMatches, deliveryBackoffMs, hashClaimToken } from '../delivery-policy.ts';
+import {
+  ackTransition,
+  claimedDelivery,
+  claimExpired,
+  hashClaimToken,
+  newClaimToken,
+} from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
-import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
 import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
-import { decodeCursor, iso, pageOf, parseJson, toDelivery } from './rows.ts';
+import { decodeCursor, pageOf, toDelivery } from './rows.ts';
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
@@ -65,23 +69,14 @@ export async function claimDeliveries(
     );
     const result: ClaimedDelivery[] = [];
     for (const row of due) {
-      const token = randomBytes(32).toString('base64url');
+      const token = newClaimToken();
       const expiresAt = tx.now + input.lease_ms;
       await tx.count(
         `UPDATE deliveries SET status = 'claimed', attempt = attempt + 1, claim_token_hash = $1,
            claim_expires_at = $2, updated_at = $3 WHERE delivery_id = $4`,
         [hashClaimToken(token), expiresAt, tx.now, row.delivery_id],
       );
-      result.push({
-        delivery_id: row.delivery_id,
-        run_id: row.run_id,
-        destination: row.destination,
-        payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
-        attempt: row.attempt + 1,
-        claim_token: token,
-        claim_expires_at: iso(expiresAt),
-        idempotency_key: row.idempotency_key,
-      });
+      result.push(claimedDelivery(row, token, expiresAt));
     }
     return result;
   });
@@ -108,32 +103,11 @@ export async function ackDelivery(
   input: DeliveryAckInput,
 ): Promise<Delivery> {
   return ctx.write(async (tx) => {
-    const row = await deliveryRow(tx, tenant, deliveryId, true);
-    if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
-    if (row.status !== 'claimed') {
-      throw new KeelError(
-        'DELIVERY_NOT_CLAIMED',
-        `delivery ${deliveryId} is ${row.status}, not claimed`,
-      );
-    }
-    if (!claimTokenMatches(row.claim_token_hash, input.claim_token)) {
-      throw new KeelError(
-        'CLAIM_TOKEN_MISMATCH',
-        `the claim token of ${deliveryId} does not match`,
-      );
-    }
-    if (row.claim_expires_at === null || row.claim_expires_at <= tx.now) {
-      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
-    }
-    let status: Delivery['status'];
-    let nextAttemptAt = row.next_attempt_at;
-    if (input.outcome === 'delivered') status = 'delivered';
-    else if (input.outcome === 'failed') status = 'failed';
-    else if (row.attempt >= input.max_attempts) status = 'dead';
-    else {
-      status = 'pending';
-      nextAttemptAt = tx.now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt));
-    }
+    const {
+      row,
+      status,
+      next_attempt_at: nextAttemptAt,
+    } = ackTransition(await deliveryRow(tx, tenant, deliveryId, true), deliveryId, input, tx.now);
     const updated = await tx.one<DeliveryRow>(
       `UPDATE deliveries SET status = $1, next_attempt_at = $2, last_error = COALESCE($3, last_error),
          claim_token_hash = NULL, claim_expires_at = NULL, updated_at = $4
@@ -142,7 +116,7 @@ export async function ackDelivery(
        RETURNING *`,
       [status, nextAttemptAt, input.error ?? null, tx.now, deliveryId, row.claim_token_hash],
     );
-    if (!updated) throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    if (!updated) throw claimExpired(deliveryId);
     ctx.failpoints.hit('outbox.ack.before_commit');
     return toDelivery(updated);
   });

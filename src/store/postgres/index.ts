@@ -6,6 +6,7 @@ import pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
+import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
 import { ChangeListenerConnection } from './listener.ts';
 import { CONNECT_TIMEOUT_MS, guardPoolConnections } from './pool-health.ts';
@@ -14,7 +15,6 @@ import { applyMigrations, loadMigrations, migrationReport } from './migrations.t
 import type { PostgresFeatures } from './postgres-store.ts';
 import { PostgresStore } from './postgres-store.ts';
 
-export { SEEDED_BUGS } from './context.ts';
 export { CLAIM_SQL } from './runs.ts';
 export type { PostgresStore, PostgresFeatures } from './postgres-store.ts';
 export type { PostgresMigrationReport } from './migrations.ts';
@@ -29,7 +29,7 @@ export interface PostgresStoreOptions {
   /** The schema holding keel's tables (default: the URL's ?schema=, else "keel"). */
   schema?: string;
   failpoints?: Failpoints;
-  /** Test-only switches that break one guarantee each (see SEEDED_BUGS). */
+  /** Test-only switches that break one guarantee each; an unknown name is refused. */
   seededBugs?: readonly string[];
   poolSize?: number;
   /**
@@ -140,6 +140,7 @@ function assertSettings(features: PostgresFeatures, where: string): void {
 
 /** Opens the pool, migrates the schema, asserts settings and starts listening. */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const seededBugs = new Set(checkSeededBugs(options.seededBugs ?? []));
   const { url, schema, safe } = parseUrl(options.url, options.schema);
   const config = clientConfig(url, schema);
   const pool = new pg.Pool({
@@ -183,7 +184,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       randomUUID(),
       options.now ?? null,
       options.failpoints ?? inertFailpoints,
-      new Set(options.seededBugs ?? []),
+      seededBugs,
     );
     listener = new ChangeListenerConnection(config, ctx, options.onListenerState);
     await listener.start();

@@ -3,8 +3,7 @@
 // the fact row with its embedder and dimension, so it goes with the fact and a search
 // can only ever compare vectors of one embedder (memory-search.ts).
 
-import { KeelError } from '../../errors.ts';
-import type { JsonObject, MemoryFact } from '../../types.ts';
+import type { MemoryFact } from '../../types.ts';
 import type {
   MemoryEmbedderCount,
   MemoryPutInput,
@@ -14,47 +13,14 @@ import type {
   Page,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
-import { decodeListCursor, encodeListCursor, iso, parseJson } from './rows.ts';
+import { decodeListCursor } from './rows.ts';
+import type { MemoryFactRow } from '../rules/memory.ts';
+import { checkVector, memoryPage, toMemoryFact, toStaleFact } from '../rules/memory.ts';
 import { requireTenant } from './guards.ts';
 
-interface MemoryRow {
-  fact_id: number;
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
-}
+type MemoryRow = MemoryFactRow;
 
 const FACT_COLUMNS = 'fact_id, tenant, namespace, id, text, metadata, created_at, updated_at';
-
-function toMemoryFact(row: MemoryRow): MemoryFact {
-  return {
-    id: row.id,
-    text: row.text,
-    metadata: parseJson<JsonObject>(row.metadata),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
-}
-
-/** The same bound as the SQLite backend, so both accept the same embedders. */
-export const MAX_VECTOR_DIMENSION = 4096;
-
-function checkVector(vector: MemoryVector): void {
-  const dim = vector.values.length;
-  if (dim === 0 || !vector.values.every(Number.isFinite)) {
-    throw new KeelError('VALIDATION_FAILED', 'a memory vector must be non-empty and finite');
-  }
-  if (dim > MAX_VECTOR_DIMENSION) {
-    throw new KeelError(
-      'VALIDATION_FAILED',
-      `vector dimension ${dim} is outside 1–${MAX_VECTOR_DIMENSION}`,
-    );
-  }
-}
 
 async function writeVector(tx: Tx, factId: number, vector: MemoryVector): Promise<void> {
   checkVector(vector);
@@ -135,15 +101,7 @@ export async function listMemory(
      ORDER BY id LIMIT $4`,
     [tenant, namespace, after, limit + 1],
   );
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toMemoryFact),
-    next_cursor:
-      rows.length > limit && last
-        ? encodeListCursor({ v: 1, tenant, namespace, after: last.id })
-        : null,
-  };
+  return memoryPage(rows, limit, tenant, namespace);
 }
 
 export async function staleMemoryCounts(
@@ -171,14 +129,7 @@ export async function listStaleMemory(
      WHERE fact_id > $1 AND embedder IS DISTINCT FROM $2 ORDER BY fact_id LIMIT $3`,
     [afterKey, embedder, limit],
   );
-  return rows.map((row) => ({
-    key: row.fact_id,
-    tenant: row.tenant,
-    namespace: row.namespace,
-    id: row.id,
-    text: row.text,
-    version: row.updated_at,
-  }));
+  return rows.map(toStaleFact);
 }
 
 export async function countStaleMemory(sql: Sql, embedder: string): Promise<number> {

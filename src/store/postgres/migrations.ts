@@ -1,8 +1,9 @@
-// Numbered forward migrations per schema (DESIGN.md §3): migrations/NNN_name.sql, each
-// applied in its own transaction and recorded in that schema's schema_migrations. A
-// transaction-scoped advisory lock per schema makes concurrent starters (several
-// workers booting at once) apply each migration exactly once. A schema newer than this
-// code is refused; nothing ever resets data.
+// Numbered forward migrations per schema (docs/store.md, "Durability and
+// migrations"): migrations/NNN_name.sql, each applied in its own transaction and
+// recorded in that schema's schema_migrations. A transaction-scoped advisory lock per
+// schema makes concurrent starters (several workers booting at once) apply each
+// migration exactly once. A schema newer than this code is refused; nothing ever
+// resets data.
 
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';

@@ -120,18 +120,14 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.ctx.listeners.clear();
+    this.ctx.hub.clear();
     await this.ctx.drain();
     await this.listener.close();
     await this.ctx.pool.end();
   }
 
   subscribe(listener: ChangeListener): () => void {
-    const entry: ChangeListener = (change) => listener(change);
-    this.ctx.listeners.add(entry);
-    return () => {
-      this.ctx.listeners.delete(entry);
-    };
+    return this.ctx.hub.subscribe(listener);
   }
 
   async stats(): Promise<StoreStats> {
@@ -204,13 +200,6 @@ export class PostgresStore implements Store {
   }
   heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
     return runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs);
-  }
-  /**
-   * Part of the interface for the single-process SQLite mode; a PostgreSQL deployment
-   * never calls it at startup (other processes' leases are live), see main.ts.
-   */
-  expireAllLeases(): Promise<number> {
-    return runWrites.expireAllLeases(this.ctx);
   }
   appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
     return runWrites.appendProgress(this.ctx, fence, progress);

@@ -3,8 +3,15 @@
 // The fenced UPDATE row-locks the run, so a stale attempt in another process waits for
 // the current holder's transaction and then finds the fence moved.
 
-import { KeelError } from '../../errors.ts';
-import type { JsonObject, Run, RunEntry, RunError } from '../../types.ts';
+import type { Run, RunEntry, RunError } from '../../types.ts';
+import {
+  cancelError,
+  leaseLost,
+  progressValues,
+  settleValues,
+  terminalChange,
+  terminalEventData,
+} from '../rules/run-writes.ts';
 import type { Fence, FinalizeInput, ProgressInput } from '../store.ts';
 import type { PgContext, Tx } from './context.ts';
 import { insertDeliveryForRun } from './deliveries.ts';
@@ -19,13 +26,6 @@ function fenceClause(ctx: PgContext): string {
   return ctx.hasBug('no_fencing')
     ? "run_id = $1 AND status = 'running' AND ($2::int = attempt OR true)"
     : "run_id = $1 AND status = 'running' AND attempt = $2";
-}
-
-function leaseLost(fence: Fence): KeelError {
-  return new KeelError(
-    'LEASE_LOST',
-    `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
-  );
 }
 
 export async function heartbeat(
@@ -44,12 +44,6 @@ export async function heartbeat(
   );
 }
 
-export async function expireAllLeases(ctx: PgContext): Promise<number> {
-  return ctx.write((tx) =>
-    tx.count("UPDATE runs SET lease_expires_at = $1 WHERE status = 'running'", [tx.now]),
-  );
-}
-
 export async function appendProgress(
   ctx: PgContext,
   fence: Fence,
@@ -60,13 +54,7 @@ export async function appendProgress(
       `UPDATE runs SET steps = COALESCE($3, steps), usage = COALESCE($4, usage),
          elapsed_ms = COALESCE($5, elapsed_ms)
        WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
-      [
-        fence.run_id,
-        fence.attempt,
-        progress.steps ?? null,
-        progress.usage ? JSON.stringify(progress.usage) : null,
-        progress.elapsed_ms ?? null,
-      ],
+      [fence.run_id, fence.attempt, ...progressValues(progress)],
     );
     if (!row) throw leaseLost(fence);
     const entries = await appendEntries(tx, fence.run_id, fence.attempt, progress.entries ?? []);
@@ -83,31 +71,14 @@ async function settleRun(
   fence: Fence,
   input: FinalizeInput,
 ): Promise<RunRow> {
-  const succeeded = input.status === 'succeeded';
   const row = await tx.one<RunRow>(
     `UPDATE runs SET status = $3, output = $4, error = $5, steps = $6, usage = $7,
        elapsed_ms = $8, finished_at = $9, lease_owner = NULL, lease_expires_at = NULL
      WHERE ${fenceClause(ctx)} RETURNING *`,
-    [
-      fence.run_id,
-      fence.attempt,
-      input.status,
-      succeeded ? JSON.stringify(input.output) : null,
-      succeeded ? null : JSON.stringify(input.error),
-      input.steps,
-      JSON.stringify(input.usage),
-      input.elapsed_ms,
-      tx.now,
-    ],
+    [fence.run_id, fence.attempt, ...settleValues(input, tx.now)],
   );
   if (!row) throw leaseLost(fence);
   return row;
-}
-
-function terminalEventData(input: FinalizeInput): JsonObject {
-  return input.status === 'succeeded'
-    ? { output: input.output, usage: { ...input.usage }, steps: input.steps }
-    : { error: { ...input.error } };
 }
 
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
@@ -133,8 +104,7 @@ export async function finalizeRun(
   fence: Fence,
   input: FinalizeInput,
 ): Promise<Run> {
-  const terminal = (tenant: string) =>
-    ({ kind: 'run.terminal', tenant, run_id: fence.run_id, status: input.status }) as const;
+  const terminal = (tenant: string) => terminalChange(tenant, fence.run_id, input.status);
   let row: RunRow;
   if (ctx.hasBug('split_finalize')) {
     // Seeded bug: status and its consequences commit separately, so a crash in between
@@ -172,7 +142,7 @@ export async function cancelRun(
       [runId, tenant],
     );
     if (!current) return null;
-    const error: RunError = { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
+    const error = cancelError(reason);
     const row = await tx.one<RunRow>(
       `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
          lease_expires_at = NULL
@@ -181,7 +151,7 @@ export async function cancelRun(
     );
     if (!row) return toRun(current);
     await appendEvent(tx, row, 'run.cancelled', { reason });
-    tx.changes.push({ kind: 'run.terminal', tenant, run_id: runId, status: 'cancelled' });
+    tx.changes.push(terminalChange(tenant, runId, 'cancelled'));
     ctx.failpoints.hit('cancel.before_commit');
     return toRun(row);
   });
@@ -202,11 +172,6 @@ export async function failActiveRuns(
   );
   for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
     await appendEvent(tx, row, 'run.failed', { error: { ...error } });
-    tx.changes.push({
-      kind: 'run.terminal',
-      tenant: row.tenant,
-      run_id: row.run_id,
-      status: 'failed',
-    });
+    tx.changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }
 }

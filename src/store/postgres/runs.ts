@@ -2,9 +2,15 @@
 // CTE picks the oldest claimable run with FOR UPDATE SKIP LOCKED, so concurrent
 // claimers in many processes never wait on each other and never take the same run.
 
-import { KeelError } from '../../errors.ts';
+import {
+  newRunValues,
+  queuedChange,
+  queuedEventData,
+  refuseBusyLane,
+  replayOf,
+  requireAgentFound,
+} from '../rules/runs.ts';
 import type { Run } from '../../types.ts';
-import { emptyUsage } from '../../types.ts';
 import type {
   ClaimedRun,
   ClaimOptions,
@@ -46,21 +52,13 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
       'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
       [input.tenant, input.request_id],
     );
-    if (existing) {
-      if (existing.fingerprint !== input.fingerprint) {
-        throw new KeelError(
-          'IDEMPOTENCY_KEY_REUSED',
-          `request_id ${input.request_id} was used for a different request (run ${existing.run_id})`,
-        );
-      }
-      return { run: toRun(existing), deduplicated: true };
-    }
+    if (existing) return replayOf(existing, input);
   }
   const agent = await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2 FOR SHARE', [
     input.tenant,
     input.agent,
   ]);
-  if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+  requireAgentFound(agent, input.agent);
   if (input.on_busy === 'reject') {
     await tx.one(
       "SELECT pg_advisory_xact_lock(hashtext('lane:' || $1 || ':' || $2 || ':' || $3))",
@@ -71,9 +69,7 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
          AND status IN ('queued', 'running') LIMIT 1`,
       [input.tenant, input.agent, input.scope],
     );
-    if (busy) {
-      throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
-    }
+    refuseBusyLane(busy, input.scope);
   }
   if (input.max_queued !== undefined && input.max_queued !== null) {
     // One tenant's enqueues take turns here, so the count below stays exact until commit.
@@ -91,25 +87,10 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
     `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
        delivery_destination, status, usage, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $11) RETURNING *`,
-    [
-      input.run_id,
-      input.tenant,
-      input.agent,
-      input.scope,
-      input.source,
-      JSON.stringify(input.input),
-      input.request_id,
-      input.fingerprint,
-      input.delivery?.destination ?? null,
-      JSON.stringify(emptyUsage()),
-      tx.now,
-    ],
+    newRunValues(input, tx.now),
   );
-  await appendEvent(tx, input, 'run.queued', {
-    source: input.source,
-    request_id: input.request_id,
-  });
-  tx.changes.push({ kind: 'run.queued', tenant: input.tenant, run_id: input.run_id });
+  await appendEvent(tx, input, 'run.queued', queuedEventData(input));
+  tx.changes.push(queuedChange(input));
   return { run: toRun(row as RunRow), deduplicated: false };
 }
 

@@ -2,6 +2,16 @@
 // schedulers may run (one per scheduler process): a fire locks its schedule row and
 // re-checks revision + next_fire_at, so only one of them applies a given fire.
 
+import {
+  agentDeletedNote,
+  agentMissingNote,
+  fireResult,
+  msOrNull,
+  owns,
+  requireOwned,
+  scheduleValues,
+  staleFire,
+} from '../rules/schedules.ts';
 import { KeelError } from '../../errors.ts';
 import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
@@ -34,14 +44,6 @@ async function scheduleRow(
   );
 }
 
-function msOrNull(text: string | null): number | null {
-  return text === null ? null : Date.parse(text);
-}
-
-function owns(row: ScheduleRow, owner: ScheduleOwner | undefined): boolean {
-  return owner === undefined || (row.agent === owner.agent && row.scope === owner.scope);
-}
-
 export async function putSchedule(
   ctx: PgContext,
   tenant: string,
@@ -62,14 +64,7 @@ export async function putSchedule(
       name,
     ]);
     const existing = await scheduleRow(tx, tenant, name, true);
-    // A tool may only replace its own agent and scope's schedule; another's is reported
-    // as missing so its existence does not leak.
-    if (existing && !owns(existing, owner)) {
-      throw new KeelError(
-        'SCHEDULE_NOT_FOUND',
-        `schedule ${name} belongs to another agent or scope`,
-      );
-    }
+    requireOwned(existing, owner, name);
     if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
       // One tenant's creates take turns here, so the count stays exact until commit.
       await tx.one("SELECT pg_advisory_xact_lock(hashtext('schedules:' || $1))", [tenant]);
@@ -81,20 +76,7 @@ export async function putSchedule(
         throw scheduleQuotaError(tenant, input.max_schedules);
       }
     }
-    const { kind: _kind, ...timingFields } = input.timing;
-    const values: SqlParam[] = [
-      input.agent,
-      input.scope,
-      JSON.stringify(input.payload),
-      JSON.stringify({ kind: input.timing.kind, ...timingFields }),
-      input.misfire,
-      input.delivery?.destination ?? null,
-      input.enabled,
-      input.enabled ? msOrNull(input.next_fire_at) : null,
-      tenant,
-      name,
-      tx.now,
-    ];
+    const values: SqlParam[] = [...scheduleValues(input, (on) => on), tenant, name, tx.now];
     const row = existing
       ? await tx.one<ScheduleRow>(
           // A replaced schedule starts over: last_error is cleared, history fields stay.
@@ -197,7 +179,7 @@ export async function disableSchedulesOfAgent(
     `UPDATE schedules SET enabled = false, next_fire_at = NULL, last_error = $1,
        revision = revision + 1, updated_at = $2
      WHERE tenant = $3 AND agent = $4 AND enabled`,
-    [`agent ${agent} was deleted`, tx.now, tenant, agent],
+    [agentDeletedNote(agent), tx.now, tenant, agent],
   );
 }
 
@@ -207,21 +189,8 @@ export async function fireSchedule(
 ): Promise<ScheduleFireResult> {
   return ctx.write(async (tx) => {
     const row = await scheduleRow(tx, input.tenant, input.name, true);
-    if (!row) {
-      if (input.mode === 'manual') {
-        throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${input.name} not found`);
-      }
-      return { outcome: 'stale', run: null, deduplicated: false, schedule: null };
-    }
-    // The guard against a second scheduler (or a PUT) that got there first.
-    if (
-      input.mode === 'due' &&
-      (!row.enabled ||
-        row.revision !== input.revision ||
-        row.next_fire_at !== Date.parse(input.expected_next_fire_at))
-    ) {
-      return { outcome: 'stale', run: null, deduplicated: false, schedule: toSchedule(row) };
-    }
+    const stale = staleFire(row, row?.enabled === true, input, toSchedule);
+    if (stale || !row) return stale as ScheduleFireResult;
     const run = input.run;
     if (
       run !== null &&
@@ -233,7 +202,7 @@ export async function fireSchedule(
       const disabled = await tx.one<ScheduleRow>(
         `UPDATE schedules SET enabled = false, next_fire_at = NULL, last_error = $1,
            revision = revision + 1, updated_at = $2 WHERE tenant = $3 AND name = $4 RETURNING *`,
-        [`agent ${row.agent} not found: schedule disabled`, tx.now, row.tenant, row.name],
+        [agentMissingNote(row.agent), tx.now, row.tenant, row.name],
       );
       ctx.failpoints.hit('schedule.fire.before_commit');
       return {
@@ -271,11 +240,6 @@ export async function fireSchedule(
       );
     }
     ctx.failpoints.hit('schedule.fire.before_commit');
-    return {
-      outcome: enqueued ? 'fired' : 'skipped',
-      run: enqueued?.run ?? null,
-      deduplicated: enqueued?.deduplicated ?? false,
-      schedule: toSchedule(updated ?? row),
-    };
+    return fireResult(enqueued, toSchedule(updated ?? row));
   });
 }

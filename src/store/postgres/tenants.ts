@@ -1,13 +1,21 @@
 // Tenants, their tokens and their agents.
 
-import { KeelError } from '../../errors.ts';
+import {
+  agentDeletedError,
+  checkIfUpdatedAt,
+  requireTenantFound,
+  tenantDeletedChanges,
+  toTokenRecord,
+  tokenValues,
+} from '../rules/tenants.ts';
+import type { TokenRow } from '../rules/tenants.ts';
 import type { Agent, AgentSpec, JsonObject, Tenant, TokenRecord } from '../../types.ts';
 import type { TokenLookup } from '../store.ts';
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
-import { iso, toAgent, toTenant } from './rows.ts';
+import { toAgent, toTenant } from './rows.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
 
 async function tenantRow(sql: Sql, name: string, lock = false): Promise<TenantRow | undefined> {
@@ -49,13 +57,7 @@ export async function updateTenant(
 ): Promise<Tenant> {
   return ctx.write(async (tx) => {
     const row = await tenantRow(tx, name, true);
-    if (!row) throw new KeelError('TENANT_NOT_FOUND', `tenant ${name} not found`);
-    if (ifUpdatedAt !== undefined && ifUpdatedAt !== iso(row.updated_at)) {
-      throw new KeelError(
-        'CONFLICT',
-        `tenant ${name} was updated at ${iso(row.updated_at)}, not ${ifUpdatedAt}`,
-      );
-    }
+    checkIfUpdatedAt(requireTenantFound(row, name), name, ifUpdatedAt);
     // updated_at is the optimistic-concurrency token: it changes on every update.
     const updated = await tx.one<TenantRow>(
       `UPDATE tenants SET metadata = $1, updated_at = GREATEST($2, updated_at + 1)
@@ -87,28 +89,9 @@ export async function deleteTenant(ctx: PgContext, name: string): Promise<boolea
     await tx.count('DELETE FROM runs WHERE tenant = $1', [name]);
     await tx.count('DELETE FROM tenants WHERE name = $1', [name]);
     // Its active runs end as cancelled: waiters and their workers must wake and stop.
-    for (const run of active) {
-      tx.changes.push({
-        kind: 'run.terminal',
-        tenant: name,
-        run_id: run.run_id,
-        status: 'cancelled',
-      });
-    }
+    tx.changes.push(...tenantDeletedChanges(name, active));
     return true;
   });
-}
-
-interface TokenRow {
-  id: string;
-  tenant: string;
-  name: string;
-  hash: string;
-  created_at: number;
-}
-
-function toTokenRecord(row: TokenRow): TokenRecord {
-  return { id: row.id, tenant: row.tenant, name: row.name, created_at: iso(row.created_at) };
 }
 
 export async function createToken(
@@ -117,17 +100,10 @@ export async function createToken(
 ): Promise<TokenRecord> {
   return ctx.write(async (tx) => {
     await requireTenant(tx, token.tenant);
-    const createdAt = Date.parse(token.created_at);
     const row = await tx.one<TokenRow>(
       `INSERT INTO tokens (id, tenant, name, hash, created_at) VALUES ($1, $2, $3, $4, $5)
        RETURNING *`,
-      [
-        token.id,
-        token.tenant,
-        token.name,
-        token.hash,
-        Number.isNaN(createdAt) ? tx.now : createdAt,
-      ],
+      tokenValues(token, tx.now),
     );
     return toTokenRecord(row as TokenRow);
   });
@@ -197,11 +173,7 @@ export async function deleteAgent(ctx: PgContext, tenant: string, name: string):
     const deleted =
       (await tx.count('DELETE FROM agents WHERE tenant = $1 AND name = $2', [tenant, name])) > 0;
     if (!deleted) return false;
-    await failActiveRuns(
-      tx,
-      { tenant, agent: name },
-      { code: 'AGENT_NOT_FOUND', message: `agent ${name} was deleted` },
-    );
+    await failActiveRuns(tx, { tenant, agent: name }, agentDeletedError(name));
     await disableSchedulesOfAgent(tx, tenant, name);
     return true;
   });

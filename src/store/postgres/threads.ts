@@ -2,22 +2,13 @@
 // `context_window` succeeded turns, written only by the finalization transaction (which
 // holds the lane, so two writers of one thread cannot interleave).
 
-import type { JsonObject, Thread, ThreadMessage, ThreadSummary } from '../../types.ts';
+import type { Thread, ThreadSummary } from '../../types.ts';
 import type { Page } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
 import type { RunRow } from './rows.ts';
-import { decodeCursor, iso, pageOf, parseJson } from './rows.ts';
-import { lastTurns, userContent } from '../thread-context.ts';
-
-interface ThreadRow {
-  tenant: string;
-  agent: string;
-  scope: string;
-  revision: number;
-  turns: number;
-  messages: string;
-  updated_at: number;
-}
+import { decodeCursor, pageOf } from './rows.ts';
+import type { ThreadRow } from '../rules/threads.ts';
+import { messagesAfterTurn, threadKey, toThread, toThreadSummary } from '../rules/threads.ts';
 
 export async function appendTurnToThread(
   tx: Tx,
@@ -29,20 +20,7 @@ export async function appendTurnToThread(
     'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3 FOR UPDATE',
     [run.tenant, run.agent, run.scope],
   );
-  const ts = iso(tx.now);
-  const messages = lastTurns(
-    [
-      ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
-      {
-        role: 'user',
-        content: userContent(parseJson<JsonObject>(run.input)),
-        run_id: run.run_id,
-        ts,
-      },
-      { role: 'assistant', content: replyText, run_id: run.run_id, ts },
-    ],
-    contextWindow,
-  );
+  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, tx.now);
   await tx.count(
     `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
      VALUES ($1, $2, $3, 1, 1, $4, $5)
@@ -62,14 +40,7 @@ export async function getThread(
     'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3',
     [tenant, agent, scope],
   );
-  if (!row) return null;
-  return {
-    scope: row.scope,
-    revision: row.revision,
-    turns: row.turns,
-    messages: parseJson<ThreadMessage[]>(row.messages),
-    updated_at: iso(row.updated_at),
-  };
+  return row ? toThread(row) : null;
 }
 
 export async function listThreads(
@@ -94,17 +65,7 @@ export async function listThreads(
       [tenant, agent, updatedAt as number, scope as string, limit + 1],
     );
   }
-  return pageOf(
-    rows,
-    limit,
-    (row) => ({
-      scope: row.scope,
-      turns: row.turns,
-      revision: row.revision,
-      updated_at: iso(row.updated_at),
-    }),
-    (row) => [row.updated_at, row.scope],
-  );
+  return pageOf(rows, limit, toThreadSummary, threadKey);
 }
 
 export async function deleteThread(

@@ -5,10 +5,10 @@ import { createHash } from 'node:crypto';
 import type { Artifact, ArtifactStat } from '../../types.ts';
 import type { ArtifactWrite, Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { decodeCursor, encodeCursor } from './rows.ts';
+import { decodeCursor, pageOf } from './rows.ts';
 import type { ArtifactStatRow } from './rows.ts';
 import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 
 interface ArtifactRow extends ArtifactStatRow {
   body: Buffer;
@@ -112,12 +112,7 @@ export function listArtifacts(
       prefixUpperBound(prefix),
       limit + 1,
     ) as ArtifactStatRow[];
-  const page = rows.slice(0, limit).filter((row) => row.path.startsWith(prefix));
-  const last = page.at(-1);
-  return {
-    items: page.map(toArtifactStat),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.path]) : null,
-  };
+  return pageOf(rows, limit, toArtifactStat, (row) => [row.path]);
 }
 
 export function deleteArtifact(ctx: StoreContext, tenant: string, path: string): boolean {

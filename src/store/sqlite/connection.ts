@@ -1,6 +1,7 @@
-// Opens the SQLite database with the settings DESIGN.md §2 fixes, then reads every
-// setting back: a driver or filesystem that silently ignores one (journal_mode=WAL on
-// some network filesystems) must stop the start, not weaken durability unnoticed.
+// Opens the SQLite database with the settings docs/store.md fixes ("Durability and
+// migrations"), then reads every setting back: a driver or filesystem that silently
+// ignores one (journal_mode=WAL on some network filesystems) must stop the start, not
+// weaken durability unnoticed.
 
 import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';

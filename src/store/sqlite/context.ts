@@ -10,14 +10,12 @@
 
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
-import type { ChangeListener, StoreChange } from '../store.ts';
+import type { StoreSeededBug } from '../../seeded-bugs.ts';
+import { ChangeHub } from '../rules/change-hub.ts';
+import type { StoreChange } from '../store.ts';
 import { toStoreError } from '../store-errors.ts';
 import { FullDiskGuard } from './disk-reserve.ts';
 import type { SqliteReadPool } from './read-pool.ts';
-
-/** Test-only switches that each break one guarantee (spec/reliability.md, family 6). */
-export const SEEDED_BUGS = ['no_fencing', 'split_finalize'] as const;
-export type SeededBug = (typeof SEEDED_BUGS)[number];
 
 /** What a write (or a batch) leaves for after the outermost commit. */
 interface CommitFrame {
@@ -32,7 +30,8 @@ interface QueuedWrite {
 }
 
 export class StoreContext {
-  readonly listeners = new Set<ChangeListener>();
+  /** This process's listeners; they hear only committed changes. */
+  readonly hub = new ChangeHub();
   // Open writes, innermost last: nested writes are savepoints of the outermost one.
   private readonly frames: CommitFrame[] = [];
   private readonly queue: QueuedWrite[] = [];
@@ -69,7 +68,7 @@ export class StoreContext {
     return statement;
   }
 
-  hasBug(bug: SeededBug): boolean {
+  hasBug(bug: StoreSeededBug): boolean {
     return this.seededBugs.has(bug);
   }
 
@@ -179,14 +178,6 @@ export class StoreContext {
   }
 
   notify(changes: readonly StoreChange[]): void {
-    for (const change of changes) {
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(change);
-        } catch {
-          // A listener's failure is its own; the committed change stands.
-        }
-      }
-    }
+    this.hub.notify(changes);
   }
 }

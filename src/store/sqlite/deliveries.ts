@@ -1,15 +1,19 @@
 // The delivery outbox: rows written by finalization, claimed by adapters with a fresh
 // random token and an expiry, acknowledged by one conditional update.
 
-import { randomBytes } from 'node:crypto';
-import { KeelError } from '../../errors.ts';
-import { claimTokenMatches, deliveryBackoffMs, hashClaimToken } from '../delivery-policy.ts';
+import {
+  ackTransition,
+  claimedDelivery,
+  claimExpired,
+  hashClaimToken,
+  newClaimToken,
+} from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
-import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
-import { decodeCursor, encodeCursor, iso, parseJson, toDelivery } from './rows.ts';
+import { decodeCursor, pageOf, toDelivery } from './rows.ts';
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
@@ -78,19 +82,10 @@ export function claimDeliveries(
        WHERE delivery_id = ?`,
     );
     return due.map((row): ClaimedDelivery => {
-      const token = randomBytes(32).toString('base64url');
+      const token = newClaimToken();
       const expiresAt = now + input.lease_ms;
       update.run(hashClaimToken(token), expiresAt, now, row.delivery_id);
-      return {
-        delivery_id: row.delivery_id,
-        run_id: row.run_id,
-        destination: row.destination,
-        payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
-        attempt: row.attempt + 1,
-        claim_token: token,
-        claim_expires_at: iso(expiresAt),
-        idempotency_key: row.idempotency_key,
-      };
+      return claimedDelivery(row, token, expiresAt);
     });
   });
   if (claimed.length > 0) ctx.afterCommit(() => ctx.failpoints.hit('outbox.claim.after_commit'));
@@ -111,32 +106,11 @@ export function ackDelivery(
 ): Delivery {
   return ctx.write(() => {
     const now = ctx.now();
-    const row = deliveryRow(ctx, tenant, deliveryId);
-    if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
-    if (row.status !== 'claimed') {
-      throw new KeelError(
-        'DELIVERY_NOT_CLAIMED',
-        `delivery ${deliveryId} is ${row.status}, not claimed`,
-      );
-    }
-    if (!claimTokenMatches(row.claim_token_hash, input.claim_token)) {
-      throw new KeelError(
-        'CLAIM_TOKEN_MISMATCH',
-        `the claim token of ${deliveryId} does not match`,
-      );
-    }
-    if (row.claim_expires_at === null || row.claim_expires_at <= now) {
-      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
-    }
-    let status: Delivery['status'];
-    let nextAttemptAt = row.next_attempt_at;
-    if (input.outcome === 'delivered') status = 'delivered';
-    else if (input.outcome === 'failed') status = 'failed';
-    else if (row.attempt >= input.max_attempts) status = 'dead';
-    else {
-      status = 'pending';
-      nextAttemptAt = now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt));
-    }
+    const {
+      row,
+      status,
+      next_attempt_at: nextAttemptAt,
+    } = ackTransition(deliveryRow(ctx, tenant, deliveryId), deliveryId, input, now);
     // Conditional on the very claim that was checked, so nothing can slip in between.
     const changed = ctx
       .sql(
@@ -153,8 +127,7 @@ export function ackDelivery(
         row.claim_token_hash,
         now,
       ).changes;
-    if (changed !== 1)
-      throw new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+    if (changed !== 1) throw claimExpired(deliveryId);
     ctx.failpoints.hit('outbox.ack.before_commit');
     return toDelivery(deliveryRow(ctx, tenant, deliveryId) as DeliveryRow);
   });
@@ -189,10 +162,5 @@ export function listDeliveries(
   const rows = ctx
     .sql(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY delivery_id DESC LIMIT ?`)
     .all(...params, limit + 1) as DeliveryRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toDelivery),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.delivery_id]) : null,
-  };
+  return pageOf(rows, limit, toDelivery, (row) => [row.delivery_id]);
 }

@@ -5,6 +5,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
+import { checkSeededBugs } from '../../seeded-bugs.ts';
 import type { Durability } from './connection.ts';
 import { openConnection, READER_PRAGMAS } from './connection.ts';
 import { StoreContext } from './context.ts';
@@ -19,9 +20,7 @@ import { defaultReadThreads, SqliteReadPool } from './read-pool.ts';
 
 export type { Durability } from './connection.ts';
 export type { MigrationReport, AppliedMigration } from './migrations.ts';
-export { SEEDED_BUGS } from './context.ts';
-export type { SeededBug } from './context.ts';
-export { deliveryBackoffMs } from '../delivery-policy.ts';
+export { deliveryBackoffMs } from '../rules/deliveries.ts';
 export { lockPathFor, LOCK_FILE_NAME } from './lock.ts';
 export type { SqliteStore } from './sqlite-store.ts';
 
@@ -34,7 +33,7 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** Default true. false only for tests that open peer connections to one file. */
   exclusiveLock?: boolean;
-  /** Test-only switches that break one guarantee each (see SEEDED_BUGS). */
+  /** Test-only switches that break one guarantee each; an unknown name is refused. */
   seededBugs?: readonly string[];
   /**
    * Threads for memory's exact vector scan (started on the first semantic search);
@@ -56,6 +55,7 @@ function prepareDir(path: string): string {
 
 /** Opens (creating if needed) and migrates the database; the returned store owns the data dir. */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+  const seededBugs = new Set(checkSeededBugs(options.seededBugs ?? []));
   const path = prepareDir(options.path);
   const now = options.now ?? Date.now;
   const lock: DataDirLock | null =
@@ -70,7 +70,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
         db,
         now,
         options.failpoints ?? inertFailpoints,
-        new Set(options.seededBugs ?? []),
+        seededBugs,
         threads > 0 ? new SqliteReadPool(path, threads, READER_PRAGMAS) : null,
         // The reserve lives with the data dir its lock guards (a peer has neither).
         new FullDiskGuard({

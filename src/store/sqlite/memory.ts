@@ -3,8 +3,7 @@
 // dimension (memory_vec_<dim>), partitioned by (tenant, namespace, embedder), so a KNN
 // query can only ever see vectors of one embedder (memory-search.ts).
 
-import { KeelError } from '../../errors.ts';
-import type { JsonObject, MemoryFact } from '../../types.ts';
+import type { MemoryFact } from '../../types.ts';
 import type {
   MemoryEmbedderCount,
   MemoryPutInput,
@@ -14,30 +13,20 @@ import type {
   Page,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { decodeListCursor, encodeListCursor, iso, parseJson } from './rows.ts';
-import { requireTenant } from './tenants.ts';
+import { decodeListCursor } from './rows.ts';
+import type { MemoryFactRow } from '../rules/memory.ts';
+import {
+  checkDimension,
+  checkVector,
+  memoryPage,
+  toMemoryFact,
+  toStaleFact,
+} from '../rules/memory.ts';
+import { requireTenant } from './guards.ts';
 
-export interface MemoryRow {
-  fact_id: number;
-  tenant: string;
-  namespace: string;
-  id: string;
-  text: string;
-  metadata: string;
-  created_at: number;
-  updated_at: number;
+interface MemoryRow extends MemoryFactRow {
   embedder: string | null;
   dim: number | null;
-}
-
-export function toMemoryFact(row: MemoryRow): MemoryFact {
-  return {
-    id: row.id,
-    text: row.text,
-    metadata: parseJson<JsonObject>(row.metadata),
-    created_at: iso(row.created_at),
-    updated_at: iso(row.updated_at),
-  };
 }
 
 export const VECTOR_SHARDS = 4;
@@ -57,15 +46,8 @@ export function vectorPartition(
   return JSON.stringify([tenant, namespace, embedder, shard]);
 }
 
-export const MAX_VECTOR_DIMENSION = 4096;
-
 export function vectorTable(dim: number): string {
-  if (!Number.isInteger(dim) || dim < 1 || dim > MAX_VECTOR_DIMENSION) {
-    throw new KeelError(
-      'VALIDATION_FAILED',
-      `vector dimension ${dim} is outside 1–${MAX_VECTOR_DIMENSION}`,
-    );
-  }
+  checkDimension(dim);
   return `memory_vectors_${dim}`;
 }
 
@@ -90,12 +72,6 @@ function ensureVectorTable(ctx: StoreContext, dim: number): string {
        BEGIN DELETE FROM ${table} WHERE rowid = old.fact_id; END;`,
   );
   return table;
-}
-
-function checkVector(vector: MemoryVector): void {
-  if (vector.values.length === 0 || !vector.values.every(Number.isFinite)) {
-    throw new KeelError('VALIDATION_FAILED', 'a memory vector must be non-empty and finite');
-  }
 }
 
 function vectorBytes(values: Float32Array): Buffer {
@@ -207,15 +183,7 @@ export function listMemory(
        ORDER BY id LIMIT ?`,
     )
     .all(tenant, namespace, after, limit + 1) as MemoryRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toMemoryFact),
-    next_cursor:
-      rows.length > limit && last
-        ? encodeListCursor({ v: 1, tenant, namespace, after: last.id })
-        : null,
-  };
+  return memoryPage(rows, limit, tenant, namespace);
 }
 
 /**
@@ -268,14 +236,7 @@ export function listStaleMemory(
     MemoryRow,
     'fact_id' | 'tenant' | 'namespace' | 'id' | 'text' | 'updated_at'
   >[];
-  return rows.map((row) => ({
-    key: row.fact_id,
-    tenant: row.tenant,
-    namespace: row.namespace,
-    id: row.id,
-    text: row.text,
-    version: row.updated_at,
-  }));
+  return rows.map(toStaleFact);
 }
 
 export function countStaleMemory(ctx: StoreContext, embedder: string): number {

@@ -1,6 +1,7 @@
-// Numbered forward migrations (DESIGN.md §3): migrations/NNN_name.sql, read at run
-// time, each applied in its own transaction and recorded in schema_migrations. A
-// database that is newer than this code is refused; nothing ever resets data.
+// Numbered forward migrations (docs/store.md, "Durability and migrations"):
+// migrations/NNN_name.sql, read at run time, each applied in its own transaction and
+// recorded in schema_migrations. A database that is newer than this code is refused;
+// nothing ever resets data.
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { fileURLToPath } from 'node:url';

@@ -1,8 +1,15 @@
 // Writes to a running run, each fenced by (run_id, attempt) in the statement itself:
 // heartbeat, progress (entries + events), the one finalization transaction, cancel.
 
-import { KeelError } from '../../errors.ts';
-import type { JsonObject, Run, RunEntry, RunError } from '../../types.ts';
+import type { Run, RunEntry, RunError } from '../../types.ts';
+import {
+  cancelError,
+  leaseLost,
+  progressValues,
+  settleValues,
+  terminalChange,
+  terminalEventData,
+} from '../rules/run-writes.ts';
 import type { Fence, FinalizeInput, ProgressInput, StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { insertDeliveryForRun } from './deliveries.ts';
@@ -17,13 +24,6 @@ function fenceClause(ctx: StoreContext): string {
   return ctx.hasBug('no_fencing')
     ? "run_id = ? AND status = 'running' AND (attempt = ? OR 1)"
     : "run_id = ? AND status = 'running' AND attempt = ?";
-}
-
-function leaseLost(fence: Fence): KeelError {
-  return new KeelError(
-    'LEASE_LOST',
-    `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
-  );
 }
 
 export function heartbeat(
@@ -64,13 +64,8 @@ export function appendProgress(
            elapsed_ms = COALESCE(?, elapsed_ms)
          WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
       )
-      .get(
-        progress.steps ?? null,
-        progress.usage ? JSON.stringify(progress.usage) : null,
-        progress.elapsed_ms ?? null,
-        fence.run_id,
-        fence.attempt,
-      ) as { tenant: string; run_id: string } | undefined;
+      .get(...progressValues(progress), fence.run_id, fence.attempt) as
+      { tenant: string; run_id: string } | undefined;
     if (!row) throw leaseLost(fence);
     const entries = progress.entries?.length
       ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
@@ -85,32 +80,15 @@ export function appendProgress(
 }
 
 function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: number): RunRow {
-  const succeeded = input.status === 'succeeded';
   const row = ctx
     .sql(
       `UPDATE runs SET status = ?, output = ?, error = ?, steps = ?, usage = ?, elapsed_ms = ?,
          finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
        WHERE ${fenceClause(ctx)} RETURNING *`,
     )
-    .get(
-      input.status,
-      succeeded ? JSON.stringify(input.output) : null,
-      succeeded ? null : JSON.stringify(input.error),
-      input.steps,
-      JSON.stringify(input.usage),
-      input.elapsed_ms,
-      now,
-      fence.run_id,
-      fence.attempt,
-    ) as RunRow | undefined;
+    .get(...settleValues(input, now), fence.run_id, fence.attempt) as RunRow | undefined;
   if (!row) throw leaseLost(fence);
   return row;
-}
-
-function terminalEventData(input: FinalizeInput): JsonObject {
-  return input.status === 'succeeded'
-    ? { output: input.output, usage: { ...input.usage }, steps: input.steps }
-    : { error: { ...input.error } };
 }
 
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
@@ -129,12 +107,7 @@ export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInpu
       const now = ctx.now();
       const settled = settleRun(ctx, fence, input, now);
       appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
-      changes.push({
-        kind: 'run.terminal',
-        tenant: settled.tenant,
-        run_id: fence.run_id,
-        status: input.status,
-      });
+      changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
       return settled;
     });
     ctx.failpoints.hit('finalize.between');
@@ -145,12 +118,7 @@ export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInpu
       const settled = settleRun(ctx, fence, input, now);
       appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
       recordSuccess(ctx, settled, input, now);
-      changes.push({
-        kind: 'run.terminal',
-        tenant: settled.tenant,
-        run_id: fence.run_id,
-        status: input.status,
-      });
+      changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
       ctx.failpoints.hit('finalize.before_commit');
       return settled;
     });
@@ -171,7 +139,7 @@ export function cancelRun(
       .get(runId, tenant) as RunRow | undefined;
     if (!current) return null;
     const now = ctx.now();
-    const error: RunError = { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
+    const error = cancelError(reason);
     const row = ctx
       .sql(
         `UPDATE runs SET status = 'cancelled', error = ?, finished_at = ?, lease_owner = NULL,
@@ -181,7 +149,7 @@ export function cancelRun(
       .get(JSON.stringify(error), now, runId) as RunRow | undefined;
     if (!row) return toRun(current);
     appendEvent(ctx, changes, row, 'run.cancelled', { reason }, now);
-    changes.push({ kind: 'run.terminal', tenant, run_id: runId, status: 'cancelled' });
+    changes.push(terminalChange(tenant, runId, 'cancelled'));
     ctx.failpoints.hit('cancel.before_commit');
     return toRun(row);
   });
@@ -207,11 +175,6 @@ export function failActiveRuns(
   }[];
   for (const row of rows) {
     appendEvent(ctx, changes, row, 'run.failed', { error: { ...error } }, now);
-    changes.push({
-      kind: 'run.terminal',
-      tenant: row.tenant,
-      run_id: row.run_id,
-      status: 'failed',
-    });
+    changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }
 }

@@ -1,9 +1,15 @@
 // Runs: idempotent enqueue, reads, keyset listing, and the claim that keeps every
 // (tenant, agent, scope) lane at one running run.
 
-import { KeelError } from '../../errors.ts';
+import {
+  newRunValues,
+  queuedChange,
+  queuedEventData,
+  refuseBusyLane,
+  replayOf,
+  requireAgentFound,
+} from '../rules/runs.ts';
 import type { Run } from '../../types.ts';
-import { emptyUsage } from '../../types.ts';
 import type {
   ClaimedRun,
   ClaimOptions,
@@ -14,8 +20,8 @@ import type {
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
-import { decodeCursor, encodeCursor, toAgent, toRun } from './rows.ts';
-import { requireTenant } from './tenants.ts';
+import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
+import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
 import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
 
@@ -37,29 +43,19 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       const existing = ctx
         .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
         .get(input.tenant, input.request_id) as RunRow | undefined;
-      if (existing) {
-        if (existing.fingerprint !== input.fingerprint) {
-          throw new KeelError(
-            'IDEMPOTENCY_KEY_REUSED',
-            `request_id ${input.request_id} was used for a different request (run ${existing.run_id})`,
-          );
-        }
-        return { run: toRun(existing), deduplicated: true };
-      }
+      if (existing) return replayOf(existing, input);
     }
     const agent = ctx
       .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
       .get(input.tenant, input.agent);
-    if (!agent) throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
+    requireAgentFound(agent, input.agent);
     if (input.on_busy === 'reject') {
       const busy = ctx
         .sql(
           "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running') LIMIT 1",
         )
         .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
-      if (busy) {
-        throw new KeelError('SCOPE_BUSY', `scope ${input.scope} already has run ${busy.run_id}`);
-      }
+      refuseBusyLane(busy, input.scope);
     }
     if (input.max_queued !== undefined && input.max_queued !== null) {
       const { queued } = ctx
@@ -78,28 +74,9 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
            delivery_destination, status, usage, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
       )
-      .run(
-        input.run_id,
-        input.tenant,
-        input.agent,
-        input.scope,
-        input.source,
-        JSON.stringify(input.input),
-        input.request_id,
-        input.fingerprint,
-        input.delivery?.destination ?? null,
-        JSON.stringify(emptyUsage()),
-        now,
-      );
-    appendEvent(
-      ctx,
-      changes,
-      input,
-      'run.queued',
-      { source: input.source, request_id: input.request_id },
-      now,
-    );
-    changes.push({ kind: 'run.queued', tenant: input.tenant, run_id: input.run_id });
+      .run(...newRunValues(input, now));
+    appendEvent(ctx, changes, input, 'run.queued', queuedEventData(input), now);
+    changes.push(queuedChange(input));
     ctx.failpoints.hit('submit.before_commit');
     return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
   });
@@ -131,12 +108,7 @@ export function listRuns(
   const rows = ctx
     .sql(`SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT ?`)
     .all(...params, limit + 1) as RunRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toRun),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.run_id]) : null,
-  };
+  return pageOf(rows, limit, toRun, (row) => [row.run_id]);
 }
 
 // The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap,

@@ -1,6 +1,16 @@
 // Schedules: the resource, the due lookup and the one-transaction fire (enqueue the run
 // and advance next_fire_at together, so a crash can neither lose nor double a fire).
 
+import {
+  agentDeletedNote,
+  agentMissingNote,
+  fireResult,
+  msOrNull,
+  owns,
+  requireOwned,
+  scheduleValues,
+  staleFire,
+} from '../rules/schedules.ts';
 import { KeelError } from '../../errors.ts';
 import { queueIsFull, scheduleQuotaError } from '../rules/tenant-fairness.ts';
 import type { Schedule } from '../../types.ts';
@@ -15,9 +25,9 @@ import type {
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
-import { decodeCursor, encodeCursor, toSchedule } from './rows.ts';
+import { decodeCursor, pageOf, toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
-import { requireTenant } from './tenants.ts';
+import { requireTenant } from './guards.ts';
 
 /** This backend's schedule rows (0/1 `enabled`). */
 type ScheduleRow = SharedScheduleRow & { enabled: number };
@@ -25,14 +35,6 @@ type ScheduleRow = SharedScheduleRow & { enabled: number };
 function scheduleRow(ctx: StoreContext, tenant: string, name: string): ScheduleRow | undefined {
   return ctx.sql('SELECT * FROM schedules WHERE tenant = ? AND name = ?').get(tenant, name) as
     ScheduleRow | undefined;
-}
-
-function msOrNull(text: string | null): number | null {
-  return text === null ? null : Date.parse(text);
-}
-
-function owns(row: ScheduleRow, owner: ScheduleOwner | undefined): boolean {
-  return owner === undefined || (row.agent === owner.agent && row.scope === owner.scope);
 }
 
 export function putSchedule(
@@ -48,14 +50,7 @@ export function putSchedule(
       throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
     }
     const existing = scheduleRow(ctx, tenant, name);
-    // A tool may only replace its own agent and scope's schedule; another's is reported
-    // as missing so its existence does not leak.
-    if (existing && !owns(existing, owner)) {
-      throw new KeelError(
-        'SCHEDULE_NOT_FOUND',
-        `schedule ${name} belongs to another agent or scope`,
-      );
-    }
+    requireOwned(existing, owner, name);
     if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
       const { count } = ctx
         .sql('SELECT COUNT(*) AS count FROM (SELECT 1 FROM schedules WHERE tenant = ? LIMIT ?)')
@@ -65,17 +60,7 @@ export function putSchedule(
       }
     }
     const now = ctx.now();
-    const { kind: _kind, ...timingFields } = input.timing;
-    const values = [
-      input.agent,
-      input.scope,
-      JSON.stringify(input.payload),
-      JSON.stringify({ kind: input.timing.kind, ...timingFields }),
-      input.misfire,
-      input.delivery?.destination ?? null,
-      input.enabled ? 1 : 0,
-      input.enabled ? msOrNull(input.next_fire_at) : null,
-    ];
+    const values = scheduleValues(input, (on) => (on ? 1 : 0));
     if (existing) {
       // A replaced schedule starts over: last_error is cleared, history fields stay.
       ctx
@@ -130,12 +115,7 @@ export function listSchedules(
   const rows = ctx
     .sql(`SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT ?`)
     .all(...params, limit + 1) as ScheduleRow[];
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map(toSchedule),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.name]) : null,
-  };
+  return pageOf(rows, limit, toSchedule, (row) => [row.name]);
 }
 
 export function deleteSchedule(
@@ -150,6 +130,20 @@ export function deleteSchedule(
     ctx.sql('DELETE FROM schedules WHERE tenant = ? AND name = ?').run(tenant, name);
     return true;
   });
+}
+
+/**
+ * Called inside deleteAgent's transaction: the agent's schedules stop at once instead
+ * of failing every tick (docs/http-api.md, agents).
+ */
+export function disableSchedulesOfAgent(ctx: StoreContext, tenant: string, agent: string): void {
+  ctx
+    .sql(
+      `UPDATE schedules SET enabled = 0, next_fire_at = NULL, last_error = ?,
+         revision = revision + 1, updated_at = ?
+       WHERE tenant = ? AND agent = ? AND enabled = 1`,
+    )
+    .run(agentDeletedNote(agent), ctx.now(), tenant, agent);
 }
 
 export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {
@@ -175,28 +169,14 @@ function disableForMissingAgent(ctx: StoreContext, row: ScheduleRow): void {
       `UPDATE schedules SET enabled = 0, next_fire_at = NULL, last_error = ?,
          revision = revision + 1, updated_at = ? WHERE tenant = ? AND name = ?`,
     )
-    .run(`agent ${row.agent} not found: schedule disabled`, ctx.now(), row.tenant, row.name);
+    .run(agentMissingNote(row.agent), ctx.now(), row.tenant, row.name);
 }
 
 export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): ScheduleFireResult {
   return ctx.write((_changes: StoreChange[]) => {
     const row = scheduleRow(ctx, input.tenant, input.name);
-    if (!row) {
-      if (input.mode === 'manual') {
-        throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${input.name} not found`);
-      }
-      return { outcome: 'stale', run: null, deduplicated: false, schedule: null };
-    }
-    // The guard against a second scheduler (or a PUT) that got there first: the fire was
-    // computed from this exact revision and due time, or it is not applied at all.
-    if (
-      input.mode === 'due' &&
-      (row.enabled !== 1 ||
-        row.revision !== input.revision ||
-        row.next_fire_at !== Date.parse(input.expected_next_fire_at))
-    ) {
-      return { outcome: 'stale', run: null, deduplicated: false, schedule: toSchedule(row) };
-    }
+    const stale = staleFire(row, row?.enabled === 1, input, toSchedule);
+    if (stale || !row) return stale as ScheduleFireResult;
     const run = input.run;
     if (
       run !== null &&
@@ -240,11 +220,9 @@ export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): Sched
         .run(now, enqueued.run.run_id, now, input.tenant, input.name);
     }
     ctx.failpoints.hit('schedule.fire.before_commit');
-    return {
-      outcome: enqueued ? 'fired' : 'skipped',
-      run: enqueued?.run ?? null,
-      deduplicated: enqueued?.deduplicated ?? false,
-      schedule: toSchedule(scheduleRow(ctx, input.tenant, input.name) as ScheduleRow),
-    };
+    return fireResult(
+      enqueued,
+      toSchedule(scheduleRow(ctx, input.tenant, input.name) as ScheduleRow),
+    );
   });
 }

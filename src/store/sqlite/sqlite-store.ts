@@ -132,19 +132,14 @@ export class SqliteStore implements Store {
     this.closed = true;
     // Writes already queued for the next group commit are committed, not dropped.
     this.ctx.flush();
-    this.ctx.listeners.clear();
+    this.ctx.hub.clear();
     await this.ctx.readPool?.close();
     this.ctx.db.close();
     this.lock?.release();
   }
 
   subscribe(listener: ChangeListener): () => void {
-    // A wrapper per subscription, so subscribing the same function twice is two entries.
-    const entry: ChangeListener = (change) => listener(change);
-    this.ctx.listeners.add(entry);
-    return () => {
-      this.ctx.listeners.delete(entry);
-    };
+    return this.ctx.hub.subscribe(listener);
   }
 
   async stats(): Promise<StoreStats> {
@@ -216,6 +211,11 @@ export class SqliteStore implements Store {
   async heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
     return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs));
   }
+  /**
+   * SQLite only, not part of Store: the process that owns the data dir expires every
+   * lease at start-up, since they all belong to a process that is gone (main.ts). A
+   * shared PostgreSQL database has live leases of other processes: no such operation.
+   */
   async expireAllLeases(): Promise<number> {
     return runWrites.expireAllLeases(this.ctx);
   }

@@ -1,23 +1,21 @@
 // Tenants, their tokens and their agents.
 
-import { KeelError } from '../../errors.ts';
+import {
+  agentDeletedError,
+  checkIfUpdatedAt,
+  tenantDeletedChanges,
+  toTokenRecord,
+  tokenValues,
+} from '../rules/tenants.ts';
+import type { TokenRow } from '../rules/tenants.ts';
 import type { Agent, AgentSpec, JsonObject, Tenant, TokenRecord } from '../../types.ts';
 import type { StoreChange, TokenLookup } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
-import { iso, toAgent, toTenant } from './rows.ts';
-import { disableSchedulesOfAgent } from './schedules-of-agent.ts';
-
-function tenantRow(ctx: StoreContext, name: string): TenantRow | undefined {
-  return ctx.sql('SELECT * FROM tenants WHERE name = ?').get(name) as TenantRow | undefined;
-}
-
-export function requireTenant(ctx: StoreContext, name: string): TenantRow {
-  const row = tenantRow(ctx, name);
-  if (!row) throw new KeelError('TENANT_NOT_FOUND', `tenant ${name} not found`);
-  return row;
-}
+import { toAgent, toTenant } from './rows.ts';
+import { requireTenant, tenantRow } from './guards.ts';
+import { disableSchedulesOfAgent } from './schedules.ts';
 
 export function createTenant(
   ctx: StoreContext,
@@ -52,12 +50,7 @@ export function updateTenant(
 ): Tenant {
   return ctx.write(() => {
     const row = requireTenant(ctx, name);
-    if (ifUpdatedAt !== undefined && ifUpdatedAt !== iso(row.updated_at)) {
-      throw new KeelError(
-        'CONFLICT',
-        `tenant ${name} was updated at ${iso(row.updated_at)}, not ${ifUpdatedAt}`,
-      );
-    }
+    checkIfUpdatedAt(row, name, ifUpdatedAt);
     // updated_at is the optimistic-concurrency token, so it must change on every update,
     // even two within one millisecond.
     const updatedAt = Math.max(ctx.now(), row.updated_at + 1);
@@ -87,38 +80,17 @@ export function deleteTenant(ctx: StoreContext, name: string): boolean {
     ctx.sql('DELETE FROM runs WHERE tenant = ?').run(name);
     ctx.sql('DELETE FROM tenants WHERE name = ?').run(name);
     // Its active runs end as cancelled: waiters and their workers must wake and stop.
-    for (const run of active) {
-      changes.push({ kind: 'run.terminal', tenant: name, run_id: run.run_id, status: 'cancelled' });
-    }
+    changes.push(...tenantDeletedChanges(name, active));
     return true;
   });
-}
-
-interface TokenRow {
-  id: string;
-  tenant: string;
-  name: string;
-  hash: string;
-  created_at: number;
-}
-
-function toTokenRecord(row: TokenRow): TokenRecord {
-  return { id: row.id, tenant: row.tenant, name: row.name, created_at: iso(row.created_at) };
 }
 
 export function createToken(ctx: StoreContext, token: TokenRecord & { hash: string }): TokenRecord {
   return ctx.write(() => {
     requireTenant(ctx, token.tenant);
-    const createdAt = Date.parse(token.created_at);
     ctx
       .sql('INSERT INTO tokens (id, tenant, name, hash, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(
-        token.id,
-        token.tenant,
-        token.name,
-        token.hash,
-        Number.isNaN(createdAt) ? ctx.now() : createdAt,
-      );
+      .run(...tokenValues(token, ctx.now()));
     return toTokenRecord(ctx.sql('SELECT * FROM tokens WHERE id = ?').get(token.id) as TokenRow);
   });
 }
@@ -189,12 +161,7 @@ export function deleteAgent(ctx: StoreContext, tenant: string, name: string): bo
     const deleted =
       ctx.sql('DELETE FROM agents WHERE tenant = ? AND name = ?').run(tenant, name).changes > 0;
     if (!deleted) return false;
-    failActiveRuns(
-      ctx,
-      changes,
-      { tenant, agent: name },
-      { code: 'AGENT_NOT_FOUND', message: `agent ${name} was deleted` },
-    );
+    failActiveRuns(ctx, changes, { tenant, agent: name }, agentDeletedError(name));
     disableSchedulesOfAgent(ctx, tenant, name);
     return true;
   });

@@ -1,22 +1,13 @@
 // Thread context per (tenant, agent, scope): the user and assistant text of the last
 // `context_window` succeeded turns, written only by the finalization transaction.
 
-import type { JsonObject, Thread, ThreadMessage, ThreadSummary } from '../../types.ts';
+import type { Thread, ThreadSummary } from '../../types.ts';
 import type { Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { RunRow } from './rows.ts';
-import { decodeCursor, encodeCursor, iso, parseJson } from './rows.ts';
-import { lastTurns, userContent } from '../thread-context.ts';
-
-interface ThreadRow {
-  tenant: string;
-  agent: string;
-  scope: string;
-  revision: number;
-  turns: number;
-  messages: string;
-  updated_at: number;
-}
+import { decodeCursor, pageOf } from './rows.ts';
+import type { ThreadRow } from '../rules/threads.ts';
+import { messagesAfterTurn, threadKey, toThread, toThreadSummary } from '../rules/threads.ts';
 
 function threadRow(
   ctx: StoreContext,
@@ -37,20 +28,7 @@ export function appendTurnToThread(
   now: number,
 ): void {
   const existing = threadRow(ctx, run.tenant, run.agent, run.scope);
-  const ts = iso(now);
-  const messages = lastTurns(
-    [
-      ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
-      {
-        role: 'user',
-        content: userContent(parseJson<JsonObject>(run.input)),
-        run_id: run.run_id,
-        ts,
-      },
-      { role: 'assistant', content: replyText, run_id: run.run_id, ts },
-    ],
-    contextWindow,
-  );
+  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, now);
   ctx
     .sql(
       `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
@@ -68,14 +46,7 @@ export function getThread(
   scope: string,
 ): Thread | null {
   const row = threadRow(ctx, tenant, agent, scope);
-  if (!row) return null;
-  return {
-    scope: row.scope,
-    revision: row.revision,
-    turns: row.turns,
-    messages: parseJson<ThreadMessage[]>(row.messages),
-    updated_at: iso(row.updated_at),
-  };
+  return row ? toThread(row) : null;
 }
 
 export function listThreads(
@@ -101,17 +72,7 @@ export function listThreads(
       )
       .all(tenant, agent, updatedAt, scope, limit + 1) as ThreadRow[];
   }
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  return {
-    items: page.map((row) => ({
-      scope: row.scope,
-      turns: row.turns,
-      revision: row.revision,
-      updated_at: iso(row.updated_at),
-    })),
-    next_cursor: rows.length > limit && last ? encodeCursor([last.updated_at, last.scope]) : null,
-  };
+  return pageOf(rows, limit, toThreadSummary, threadKey);
 }
 
 export function deleteThread(

@@ -1,4 +1,4 @@
--- Memory (spec/memory.md): facts per (tenant, namespace), a word index and a trigram
+-- Memory (docs/store.md, "Memory"): facts per (tenant, namespace), a word index and a trigram
 -- index (scripts written without spaces) mirrored by triggers, and the embedder id and
 -- dimension of each fact's vector. The vectors themselves live in sqlite-vec tables,
 -- one per dimension (memory_vec_<dim>), created when an embedder of that dimension is

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StoreChange } from '../store.ts';
+import type { StoreChange } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import {
   AGENT,

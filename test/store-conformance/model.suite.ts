@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { RunStatus } from '../../types.ts';
-import type { Fence, Store } from '../store.ts';
+import type { RunStatus } from '../../src/types.ts';
+import type { Fence, Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import { agentSpec, AGENT, failed, succeeded, TENANT, TestClock, turn } from './harness.ts';
 

@@ -3,10 +3,10 @@
 // interface is used here, so a new backend runs the suite unchanged.
 
 import { after } from 'node:test';
-import { newRunId } from '../../ids.ts';
-import type { RunErrorCode } from '../../errors.ts';
-import type { AgentSpec, DeliveryRequest, JsonObject, Usage } from '../../types.ts';
-import type { ClaimedRun, EnqueueRunInput, FinalizeInput, Store } from '../store.ts';
+import { newRunId } from '../../src/ids.ts';
+import type { RunErrorCode } from '../../src/errors.ts';
+import type { AgentSpec, DeliveryRequest, JsonObject, Usage } from '../../src/types.ts';
+import type { ClaimedRun, EnqueueRunInput, FinalizeInput, Store } from '../../src/store/store.ts';
 
 export interface StoreOpenOptions {
   /** The store's millisecond clock (leases, due times, timestamps). */

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { ScheduleWrite, Store } from '../store.ts';
+import type { ScheduleWrite, Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import { AGENT, agentSpec, rejectsWith, StoreHarness, TENANT, turn } from './harness.ts';
 

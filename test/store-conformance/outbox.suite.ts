@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store } from '../store.ts';
+import type { Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import {
   claimOrFail,

@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { MemoryVector, Store } from '../store.ts';
+import type { MemoryVector, Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import { rejectsWith, StoreHarness, TENANT } from './harness.ts';
 

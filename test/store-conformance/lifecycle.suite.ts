@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ClaimedRun, Store } from '../store.ts';
+import type { ClaimedRun, Store } from '../../src/store/store.ts';
 import type { StoreFactory, TestClock } from './harness.ts';
 import {
   AGENT,

@@ -1,0 +1,95 @@
+// The outbox rules both backends share: the retry backoff, how claim tokens are made and
+// kept (only their sha256 is stored; a presented token is compared in constant time),
+// which ack is accepted and what it does to the row, and what a claim hands out. Only
+// the SQL that reads and writes the rows differs between backends.
+
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { KeelError } from '../../errors.ts';
+import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import { iso, parseJson } from '../rows.ts';
+import type { DeliveryRow } from '../rows.ts';
+import type { DeliveryAckInput } from '../store.ts';
+
+const BACKOFF_BASE_MS = 1000;
+const BACKOFF_CAP_MS = 5 * 60 * 1000;
+const BACKOFF_JITTER = 0.2;
+
+/** Exponential from 1 s, capped at 5 min, ±20 % jitter so retries do not bunch up. */
+export function deliveryBackoffMs(attempt: number, random: () => number = Math.random): number {
+  const base = Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1), BACKOFF_CAP_MS);
+  return Math.round(base * (1 - BACKOFF_JITTER + 2 * BACKOFF_JITTER * random()));
+}
+
+export function hashClaimToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function claimTokenMatches(storedHash: string | null, token: string): boolean {
+  if (storedHash === null) return false;
+  return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashClaimToken(token), 'hex'));
+}
+
+/** A fresh claim token: 32 random bytes, base64url; the row keeps only its hash. */
+export function newClaimToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** What a claimer receives for a due row it has just claimed with `token`. */
+export function claimedDelivery(
+  row: DeliveryRow & { run_output: string | null },
+  token: string,
+  expiresAt: number,
+): ClaimedDelivery {
+  return {
+    delivery_id: row.delivery_id,
+    run_id: row.run_id,
+    destination: row.destination,
+    payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
+    attempt: row.attempt + 1,
+    claim_token: token,
+    claim_expires_at: iso(expiresAt),
+    idempotency_key: row.idempotency_key,
+  };
+}
+
+export function claimExpired(deliveryId: string): KeelError {
+  return new KeelError('CLAIM_EXPIRED', `the claim on ${deliveryId} has expired`);
+}
+
+/**
+ * Checks an ack against the row as read in the ack's transaction; throws
+ * DELIVERY_NOT_FOUND, DELIVERY_NOT_CLAIMED, CLAIM_TOKEN_MISMATCH or CLAIM_EXPIRED.
+ * Returns the row's new status and next attempt time. The backend's update must still
+ * be conditional on this very claim (token hash and expiry), so nothing slips in between.
+ */
+export function ackTransition(
+  row: DeliveryRow | undefined,
+  deliveryId: string,
+  input: DeliveryAckInput,
+  now: number,
+): { row: DeliveryRow; status: Delivery['status']; next_attempt_at: number } {
+  if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
+  if (row.status !== 'claimed') {
+    throw new KeelError(
+      'DELIVERY_NOT_CLAIMED',
+      `delivery ${deliveryId} is ${row.status}, not claimed`,
+    );
+  }
+  if (!claimTokenMatches(row.claim_token_hash, input.claim_token)) {
+    throw new KeelError('CLAIM_TOKEN_MISMATCH', `the claim token of ${deliveryId} does not match`);
+  }
+  if (row.claim_expires_at === null || row.claim_expires_at <= now) throw claimExpired(deliveryId);
+  if (input.outcome === 'delivered') {
+    return { row, status: 'delivered', next_attempt_at: row.next_attempt_at };
+  }
+  if (input.outcome === 'failed')
+    return { row, status: 'failed', next_attempt_at: row.next_attempt_at };
+  if (row.attempt >= input.max_attempts) {
+    return { row, status: 'dead', next_attempt_at: row.next_attempt_at };
+  }
+  return {
+    row,
+    status: 'pending',
+    next_attempt_at: now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt)),
+  };
+}

@@ -1,0 +1,52 @@
+// The rules of writes to a run both backends share: the fence's refusal, what a
+// progress write, a finalization and a cancel store, and the events and change
+// notifications they leave. The fenced UPDATE statements themselves are backend SQL.
+
+import { KeelError } from '../../errors.ts';
+import type { JsonObject, RunError, RunStatus } from '../../types.ts';
+import type { Fence, FinalizeInput, ProgressInput, StoreChange } from '../store.ts';
+
+export function leaseLost(fence: Fence): KeelError {
+  return new KeelError(
+    'LEASE_LOST',
+    `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
+  );
+}
+
+/** steps, usage, elapsed_ms of a progress write; null keeps the stored value. */
+export function progressValues(progress: ProgressInput): (string | number | null)[] {
+  return [
+    progress.steps ?? null,
+    progress.usage ? JSON.stringify(progress.usage) : null,
+    progress.elapsed_ms ?? null,
+  ];
+}
+
+/** status, output, error, steps, usage, elapsed_ms, finished_at of a finalization. */
+export function settleValues(input: FinalizeInput, now: number): (string | number | null)[] {
+  const succeeded = input.status === 'succeeded';
+  return [
+    input.status,
+    succeeded ? JSON.stringify(input.output) : null,
+    succeeded ? null : JSON.stringify(input.error),
+    input.steps,
+    JSON.stringify(input.usage),
+    input.elapsed_ms,
+    now,
+  ];
+}
+
+/** The data of the terminal `run.succeeded` / `run.failed` event. */
+export function terminalEventData(input: FinalizeInput): JsonObject {
+  return input.status === 'succeeded'
+    ? { output: input.output, usage: { ...input.usage }, steps: input.steps }
+    : { error: { ...input.error } };
+}
+
+export function terminalChange(tenant: string, runId: string, status: RunStatus): StoreChange {
+  return { kind: 'run.terminal', tenant, run_id: runId, status };
+}
+
+export function cancelError(reason: string | null): RunError {
+  return { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
+}

@@ -1,0 +1,105 @@
+// The schedule rules both backends share: who may touch a schedule, how a schedule's
+// columns are written, when a fire is stale (someone got there first), and what a fire
+// returns. The SQL, the locks and the boolean column type differ between backends.
+
+import { KeelError } from '../../errors.ts';
+import type { EnqueueResult, ScheduleFireInput, ScheduleFireResult } from '../store.ts';
+import type { ScheduleOwner, ScheduleWrite } from '../store.ts';
+import type { Schedule } from '../../types.ts';
+
+/** The columns these rules read, whatever type the backend gives `enabled`. */
+interface ScheduleFacts {
+  agent: string;
+  scope: string;
+  revision: number;
+  next_fire_at: number | null;
+}
+
+export function msOrNull(text: string | null): number | null {
+  return text === null ? null : Date.parse(text);
+}
+
+/** Without an owner (the HTTP API) every schedule; a tool only its agent and scope's. */
+export function owns(row: ScheduleFacts, owner: ScheduleOwner | undefined): boolean {
+  return owner === undefined || (row.agent === owner.agent && row.scope === owner.scope);
+}
+
+/** Another agent's schedule is reported as missing, so its existence does not leak. */
+export function requireOwned(
+  existing: ScheduleFacts | undefined,
+  owner: ScheduleOwner | undefined,
+  name: string,
+): void {
+  if (existing && !owns(existing, owner)) {
+    throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${name} belongs to another agent or scope`);
+  }
+}
+
+/**
+ * agent, scope, payload, timing, misfire, delivery_destination, enabled, next_fire_at
+ * of a put; `enabled` as the backend stores booleans.
+ */
+export function scheduleValues<B>(
+  input: ScheduleWrite,
+  bool: (value: boolean) => B,
+): (string | number | null | B)[] {
+  const { kind: _kind, ...timingFields } = input.timing;
+  return [
+    input.agent,
+    input.scope,
+    JSON.stringify(input.payload),
+    JSON.stringify({ kind: input.timing.kind, ...timingFields }),
+    input.misfire,
+    input.delivery?.destination ?? null,
+    bool(input.enabled),
+    input.enabled ? msOrNull(input.next_fire_at) : null,
+  ];
+}
+
+/**
+ * The guard against a second scheduler (or a PUT) that got there first: a due fire was
+ * computed from this exact revision and due time, or it is not applied at all. A manual
+ * fire of a missing schedule is SCHEDULE_NOT_FOUND. Returns the stale result, or null
+ * when the fire goes ahead.
+ */
+export function staleFire<R extends ScheduleFacts>(
+  row: R | undefined,
+  enabled: boolean,
+  input: ScheduleFireInput,
+  toSchedule: (row: R) => Schedule,
+): ScheduleFireResult | null {
+  if (!row) {
+    if (input.mode === 'manual') {
+      throw new KeelError('SCHEDULE_NOT_FOUND', `schedule ${input.name} not found`);
+    }
+    return { outcome: 'stale', run: null, deduplicated: false, schedule: null };
+  }
+  if (
+    input.mode === 'due' &&
+    (!enabled ||
+      row.revision !== input.revision ||
+      row.next_fire_at !== Date.parse(input.expected_next_fire_at))
+  ) {
+    return { outcome: 'stale', run: null, deduplicated: false, schedule: toSchedule(row) };
+  }
+  return null;
+}
+
+/** last_error of a schedule disabled because its agent is gone at fire time. */
+export function agentMissingNote(agent: string): string {
+  return `agent ${agent} not found: schedule disabled`;
+}
+
+/** last_error of the schedules of a deleted agent. */
+export function agentDeletedNote(agent: string): string {
+  return `agent ${agent} was deleted`;
+}
+
+export function fireResult(enqueued: EnqueueResult | null, schedule: Schedule): ScheduleFireResult {
+  return {
+    outcome: enqueued ? 'fired' : 'skipped',
+    run: enqueued?.run ?? null,
+    deduplicated: enqueued?.deduplicated ?? false,
+    schedule,
+  };
+}

@@ -1,0 +1,272 @@
+// The shapes the store's methods take and return (store.ts declares the methods): runs
+// and their journal, deliveries, tokens, schedules, artifacts, memory, and the change
+// notifications. Backend-neutral; docs/store.md is the contract.
+
+import type {
+  Agent,
+  DeliveryOutcome,
+  DeliveryRequest,
+  DeliveryStatus,
+  EntryBody,
+  JsonObject,
+  MisfirePolicy,
+  Run,
+  RunFigures,
+  RunOutcome,
+  RunSource,
+  RunStatus,
+  Schedule,
+  ScheduleTiming,
+  Usage,
+} from '../types.ts';
+
+/** Identifies one attempt of one run: every runtime write carries it (fencing). */
+export interface Fence {
+  run_id: string;
+  attempt: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface NewEvent {
+  type: string;
+  data: JsonObject;
+}
+
+export interface EnqueueRunInput {
+  run_id: string;
+  tenant: string;
+  agent: string;
+  scope: string;
+  source: RunSource;
+  input: JsonObject;
+  request_id: string | null;
+  /** Hash of (agent, scope, payload, delivery): a replayed request_id must match it. */
+  fingerprint: string;
+  delivery: DeliveryRequest | null;
+  on_busy: 'enqueue' | 'reject';
+  /**
+   * The tenant's queued-run limit, checked in the enqueue's transaction: a new run past
+   * it fails with RATE_LIMITED (a replayed request_id still finds its run). Absent: none.
+   */
+  max_queued?: number | null;
+}
+
+export interface EnqueueResult {
+  run: Run;
+  deduplicated: boolean;
+}
+
+export interface RunFilter {
+  agent?: string;
+  scope?: string;
+  status?: RunStatus;
+  source?: RunSource;
+}
+
+export interface ClaimOptions {
+  /** Who holds the lease (process id + worker slot); shows in `run.claimed` events. */
+  owner: string;
+  lease_ms: number;
+  /** At most this many running runs per tenant (src/store/rules/tenant-fairness.ts). */
+  max_running_per_tenant?: number | null;
+}
+
+/** A claimed run with the agent snapshot taken in the same transaction. */
+export interface ClaimedRun {
+  run: Run;
+  /** null when the agent was deleted after the run was queued. */
+  agent: Agent | null;
+  /** Wall time already spent by earlier attempts (timeout_ms spans resumes). */
+  elapsed_ms: number;
+}
+
+export interface ProgressInput {
+  entries?: EntryBody[];
+  events?: NewEvent[];
+  steps?: number;
+  usage?: Usage;
+  /**
+   * Run time so far across all attempts (earlier attempts' elapsed_ms + this attempt's);
+   * stored as is, so a resumed run keeps its deadline.
+   */
+  elapsed_ms?: number;
+}
+
+/** The one finalize transaction writes the run's outcome and its final figures. */
+export type FinalizeInput = RunOutcome & RunFigures;
+
+export interface DeliveryClaimInput {
+  limit: number;
+  destination_prefix?: string;
+  lease_ms: number;
+  max_attempts: number;
+}
+
+export interface DeliveryAckInput {
+  claim_token: string;
+  outcome: DeliveryOutcome;
+  error?: string;
+  retry_after_ms?: number;
+  max_attempts: number;
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  destination_prefix?: string;
+  run_id?: string;
+}
+
+export interface TokenLookup {
+  id: string;
+  tenant: string;
+  hash: string;
+}
+
+export interface MigrationStatus {
+  current: number;
+  latest: number;
+}
+
+export interface StoreStats {
+  runs_by_status: Record<RunStatus, number>;
+  deliveries_by_status: Record<DeliveryStatus, number>;
+}
+
+// --- artifacts and schedules (built-in capabilities) ---
+
+export interface ArtifactWrite {
+  body: Uint8Array;
+  content_type: string;
+  metadata: JsonObject;
+}
+
+export interface ScheduleWrite {
+  /**
+   * The tenant's schedule quota, checked in the write's transaction when this write
+   * creates a schedule (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_schedules?: number | null;
+  agent: string;
+  scope: string;
+  payload: JsonObject;
+  timing: ScheduleTiming;
+  misfire: MisfirePolicy;
+  enabled: boolean;
+  delivery: DeliveryRequest | null;
+  /** Computed by the caller from the timing (the store never parses cron lines). */
+  next_fire_at: string | null;
+}
+
+/** The calling agent and scope of a schedule tool: it may only see and touch its own. */
+export interface ScheduleOwner {
+  agent: string;
+  scope: string;
+}
+
+export interface ScheduleFilter {
+  agent?: string;
+  scope?: string;
+}
+
+export type ScheduleFireInput =
+  | {
+      /** A due fire: refused unless the row still has this revision and next_fire_at. */
+      mode: 'due';
+      tenant: string;
+      name: string;
+      revision: number;
+      expected_next_fire_at: string;
+      /** null: a misfire skipped without a run. */
+      run: EnqueueRunInput | null;
+      /** The new next_fire_at; null disables the schedule (a fired `at`, no future time). */
+      next_fire_at: string | null;
+      /** Recorded as last_error (null clears it). */
+      note: string | null;
+    }
+  | {
+      /** POST …/trigger: a run now; next_fire_at and enabled stay as they are. */
+      mode: 'manual';
+      tenant: string;
+      name: string;
+      run: EnqueueRunInput;
+    };
+
+export interface ScheduleFireResult {
+  /** stale: another fire or a write got there first; nothing was changed. */
+  outcome: 'fired' | 'skipped' | 'stale' | 'agent_missing';
+  run: Run | null;
+  deduplicated: boolean;
+  schedule: Schedule | null;
+}
+
+// --- memory (docs/store.md, "Memory") ---
+
+/** A vector and the id of the embedder that made it; its length is its dimension. */
+export interface MemoryVector {
+  embedder: string;
+  values: Float32Array;
+}
+
+export interface MemoryPutInput {
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  metadata: JsonObject;
+  vector: MemoryVector;
+}
+
+/** Search terms, already split: the backend quotes them (no query syntax gets through). */
+export interface MemoryLexicalTerms {
+  /** Words of spaced scripts, for the word index. */
+  words: string[];
+  /** Runs of scripts written without spaces (CJK …), matched as substrings. */
+  phrases: string[];
+}
+
+/** One entry of a ranked candidate list, best first. */
+export interface MemoryHit {
+  id: string;
+  text: string;
+}
+
+/** How many facts carry vectors of one embedder (embedder null: no vector yet). */
+export interface MemoryEmbedderCount {
+  embedder: string | null;
+  dim: number | null;
+  count: number;
+}
+
+/** A fact to re-embed; `key` and `version` are opaque to the caller. */
+export interface MemoryStaleFact {
+  key: number;
+  tenant: string;
+  namespace: string;
+  id: string;
+  text: string;
+  version: number;
+}
+
+export interface MemoryVectorUpdate {
+  key: number;
+  /** The fact's version when it was read: a fact changed since then is skipped. */
+  version: number;
+  vector: MemoryVector;
+}
+
+/** Changes other parts of the process (waiters, workers, SSE) wake up on. */
+export type StoreChange =
+  | { kind: 'run.queued'; tenant: string; run_id: string }
+  | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
+  | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
+  /**
+   * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
+   * connection came back), so every subscriber re-reads what it watches.
+   */
+  | { kind: 'store.resync'; tenant: null; run_id: null };
+
+export type ChangeListener = (change: StoreChange) => void;

@@ -1,0 +1,33 @@
+// `keel serve` for tests that break keel on purpose — the one place that turns the
+// test-only env vars into fault points and seeded bugs. The production entry
+// (src/cli/main.ts) refuses these vars (config.ts, TEST_ONLY_ENV); this entry reads them,
+// removes them from the environment the config sees, and injects what they name.
+//
+//   KEEL_TEST_FAILPOINTS=1 + KEEL_FAILPOINTS="name=action;…"   fault points
+//   KEEL_TEST_SEEDED_BUGS="a,b"                                seeded bugs (unknown refused)
+//
+// Usage: node --import tsx test/helpers/keel-test-serve.ts [keel serve flags]
+
+import { exitCodeFor } from '../../src/cli/errors.ts';
+import { serveCommand } from '../../src/cli/serve.ts';
+import { TEST_ONLY_ENV } from '../../src/config.ts';
+import { createFailpoints } from '../../src/failpoints.ts';
+import { parseSeededBugs } from '../../src/seeded-bugs.ts';
+
+async function main(): Promise<number> {
+  const env = { ...process.env };
+  for (const name of TEST_ONLY_ENV) delete process.env[name];
+  try {
+    return await serveCommand(process.argv.slice(2), {
+      failpoints: createFailpoints({
+        enabled: env.KEEL_TEST_FAILPOINTS === '1',
+        spec: env.KEEL_FAILPOINTS ?? '',
+      }),
+      seededBugs: parseSeededBugs(env.KEEL_TEST_SEEDED_BUGS ?? ''),
+    });
+  } catch (error) {
+    return exitCodeFor(error, (line) => process.stderr.write(`${line}\n`));
+  }
+}
+
+process.exit(await main());
