@@ -74,7 +74,7 @@ export interface KeelConfig {
   web: { search_url: string; allow_hosts: string[] };
   delivery: { max_attempts: number };
   log: { level: string; pretty: boolean };
-  /** Test-only fault injection (spec/reliability.md); inert unless enabled. */
+  /** Test-only fault injection (docs/reliability.md, Fault points); inert unless enabled. */
   failpoints: { enabled: boolean; spec: string };
   /** Test-only switches that each break one guarantee (seeded bugs). */
   seeded_bugs: string[];

@@ -1,4 +1,4 @@
-// Named fault points at transaction boundaries (spec/reliability.md). Inert unless the
+// Named fault points at transaction boundaries (docs/reliability.md). Inert unless the
 // config enabled them (KEEL_TEST_FAILPOINTS=1), so production code pays one branch.
 //
 // Spec: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),

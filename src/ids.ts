@@ -1,4 +1,4 @@
-// Identifier generation and the identifier rules of spec/http-api.md.
+// Identifier generation and the identifier rules of docs/http-api.md.
 
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';

@@ -1,7 +1,7 @@
-// SIGKILL at the store's fault points the loop sweep does not reach (spec/reliability.md:
+// SIGKILL at the store's fault points the loop sweep does not reach (docs/reliability.md, Fault points:
 // submit.before_commit, cancel.before_commit, outbox.claim.after_commit,
 // outbox.ack.before_commit, schedule.fire.before_commit). Each scenario kills a real
-// `keel serve` there, restarts it on the same data dir and checks what the spec promises
+// `keel serve` there, restarts it on the same data dir and checks what docs/reliability.md promises
 // at that point: I1/I2 for the submit and the fire, I7 for the cancel, I8 for the outbox.
 
 import assert from 'node:assert/strict';

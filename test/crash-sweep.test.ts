@@ -1,4 +1,4 @@
-// The crash sweep (spec/reliability.md, test family 2): for each fault point of the loop
+// The crash sweep (docs/reliability.md, Invariants): for each fault point of the loop
 // a scripted run with several tool rounds — one effectful (sink_write), one idempotent
 // (sink_put), two read-only — on a real `keel serve` is SIGKILLed there, restarted on the
 // same data dir, and checked: I1, I3, I4, I5, I6, I9, I11 (crash-harness.ts), plus a

@@ -1,4 +1,4 @@
-// The memory-maintenance preset (spec/memory.md): a memory-only agent and a disabled
+// The memory-maintenance preset (docs/memory.md): a memory-only agent and a disabled
 // weekly schedule, plus the host-enforced rule that the maintainer pages through
 // `memory_list` completely before it may change memory.
 

@@ -39,7 +39,7 @@ function modelFactory(
             name,
             baseURL,
             ...(apiKey && { apiKey }),
-            // Without it, streamed responses carry no usage (references/providers.md §3.3).
+            // Without it, streamed responses carry no usage (OpenAI `stream_options.include_usage`).
             includeUsage: true,
             fetch,
           })

@@ -1,4 +1,4 @@
-// keel's own provider interface (DESIGN.md §9): one model response per call. Adapters
+// keel's own provider interface (docs/agent-loop.md, Providers): one model response per call. Adapters
 // turn keel's entries into their wire format; stored history never depends on a
 // library's message type.
 

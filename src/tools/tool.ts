@@ -1,5 +1,5 @@
 // The shape of a tool: one zod schema gives validation and the JSON Schema the model
-// sees; `effect` tells the runtime what it may repeat after a crash (spec/agent-loop.md).
+// sees; `effect` tells the runtime what it may repeat after a crash (docs/agent-loop.md).
 
 import { z } from 'zod';
 import type { JsonObject, JsonValue } from '../types.ts';

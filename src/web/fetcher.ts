@@ -1,4 +1,4 @@
-// web_fetch's network path, the public-web boundary of spec/tools.md:
+// web_fetch's network path, the public-web boundary of docs/web-boundary.md:
 //   * http/https only; every hop (at most 5 redirects, followed by hand) is checked again;
 //   * the host is resolved once per hop and EVERY address must be public (address.ts),
 //     unless the host is in `[web] allow_hosts` — the only opening;

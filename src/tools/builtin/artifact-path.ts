@@ -1,4 +1,4 @@
-// The artifact path rule of spec/http-api.md, shared by the HTTP routes and the tools:
+// The artifact path rule of docs/http-api.md, shared by the HTTP routes and the tools:
 // `/`-separated segments, none empty, `.` or `..`, at most 512 bytes of UTF-8, no
 // control characters, no leading `/`. Checked on the decoded path, so a percent-encoded
 // traversal (`%2e%2e/`) is refused like the plain one.
