@@ -66,7 +66,11 @@ export class ProviderError extends Error {
   }
 }
 
-/** 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not. */
+/**
+ * 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not.
+ * The default of the AI SDK's APICallError.isRetryable, for errors keel raises itself
+ * (the fixture model); errors from the SDK carry their own decision (provider-errors.ts).
+ */
 export function isRetryableStatus(status: number | null): boolean {
   if (status === null) return true;
   return status === 408 || status === 409 || status === 429 || status >= 500;
