@@ -1,7 +1,7 @@
 // Named fault points at transaction boundaries (docs/reliability.md). Inert unless the
 // config enabled them (KEEL_TEST_FAILPOINTS=1), so production code pays one branch.
 //
-// Spec: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),
+// Syntax: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),
 // sleep(ms). `n*` fires only on the n-th hit of that point.
 
 import { KeelError } from './errors.ts';

@@ -12,8 +12,8 @@ export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
 
 /**
- * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; later
- * capabilities (memory, artifacts, schedules) arrive here as narrow ports.
+ * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; each
+ * capability (artifacts, schedules, web, memory) arrives here as a narrow port.
  */
 export interface ToolPorts {
   /** The current time; injectable so clock-dependent tools are testable. */
