@@ -71,7 +71,7 @@ export class ProviderError extends Error {
  * The default of the AI SDK's APICallError.isRetryable, for errors keel raises itself
  * (the fixture model); errors from the SDK carry their own decision (provider-errors.ts).
  */
-export function isRetryableStatus(status: number | null): boolean {
+function isRetryableStatus(status: number | null): boolean {
   if (status === null) return true;
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }

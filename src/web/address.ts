@@ -21,7 +21,7 @@ export interface ParsedAddress {
  * trailing dot ("127.0.0.1.", an FQDN's root) and an empty hex part ("0x", which
  * inet_aton and WHATWG read as 0).
  */
-export function parseIPv4(text: string): Uint8Array | null {
+function parseIPv4(text: string): Uint8Array | null {
   const parts = text.split('.');
   if (parts.length > 1 && parts.at(-1) === '') parts.pop();
   const spelled = parts.map((part) => (/^0x$/i.test(part) ? '0' : part)).join('.');
@@ -30,7 +30,7 @@ export function parseIPv4(text: string): Uint8Array | null {
 }
 
 /** IPv6 text (no brackets, no zone id) to 16 bytes; an embedded dotted IPv4 tail is allowed. */
-export function parseIPv6(text: string): Uint8Array | null {
+function parseIPv6(text: string): Uint8Array | null {
   // A zone id ("fe80::1%eth0") names an interface, not a host: not a literal keel accepts.
   if (text.includes('%') || !ipaddr.IPv6.isValid(text)) return null;
   const bytes = Uint8Array.from(ipaddr.IPv6.parse(text).toByteArray());
@@ -108,13 +108,13 @@ const IPV6_BLOCKED = [
 ];
 const GLOBAL_UNICAST = v6('2000::/3', 'global unicast');
 
-export function classifyIPv4(bytes: Uint8Array): Verdict {
+function classifyIPv4(bytes: Uint8Array): Verdict {
   const address = new ipaddr.IPv4([...bytes]);
   const blocked = IPV4_BLOCKED.find(({ network, bits }) => address.match(network, bits));
   return blocked ? { public: false, reason: blocked.reason } : { public: true };
 }
 
-export function classifyIPv6(bytes: Uint8Array): Verdict {
+function classifyIPv6(bytes: Uint8Array): Verdict {
   const address = new ipaddr.IPv6([...bytes]);
   const range = address.range();
   if (range === 'unspecified') return { public: false, reason: 'unspecified ::' };

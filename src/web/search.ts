@@ -8,7 +8,7 @@ import type { SearchHit } from '../tools/builtin/web-port.ts';
 import { WebError } from './errors.ts';
 import { DomUtils, parseDocument } from 'htmlparser2';
 
-export const DUCKDUCKGO = 'duckduckgo';
+const DUCKDUCKGO = 'duckduckgo';
 const DUCKDUCKGO_HTML = 'https://html.duckduckgo.com/html/';
 const SEARCH_TIMEOUT_MS = 20_000;
 const MAX_SEARCH_BYTES = 2 * 1_048_576;
@@ -41,7 +41,7 @@ async function getText(url: URL, signal: AbortSignal): Promise<string> {
 }
 
 /** SearXNG's `results: [{title, url, content}]`. */
-export function parseSearxng(text: string, limit: number): SearchHit[] {
+function parseSearxng(text: string, limit: number): SearchHit[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -21,7 +21,7 @@ export class CalcError extends Error {
   }
 }
 
-export const CALC_LIMITS = { maxLength: 1000, maxDepth: 64, maxFactorial: 170 } as const;
+const CALC_LIMITS = { maxLength: 1000, maxDepth: 64, maxFactorial: 170 } as const;
 
 const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E, tau: 2 * Math.PI };
 
