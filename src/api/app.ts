@@ -93,7 +93,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: {
         title: 'keel HTTP API',
-        description: 'A durable runtime for personal AI agents (docs/http-api.md in the repository).',
+        description: 'A durable runtime for personal AI agents (docs/http-api.md).',
         version: '1',
       },
       components: {
