@@ -1,6 +1,6 @@
-// keel's own provider interface (docs/agent-loop.md, Providers): one model response per call. Adapters
-// turn keel's entries into their wire format; stored history never depends on a
-// library's message type.
+// keel's own provider interface (docs/agent-loop.md, Providers): one model response per
+// call. Adapters turn keel's entries into their wire format; stored history never
+// depends on a library's message type.
 
 import type { AssistantBody, JsonObject, RunEntry, ThreadMessage } from '../types.ts';
 
