@@ -1,11 +1,11 @@
 // Lint: typescript-eslint with type information (no-floating-promises) and import-x's
-// no-cycle, so the layout in DESIGN.md cannot grow import cycles.
+// no-cycle, so the layout in docs/architecture.md cannot grow import cycles.
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**', 'src/console/assets/**'] },
+  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -1,4 +1,4 @@
-// Retrieval quality of memory search (spec/memory.md "Quality is measured"): the facts
+// Retrieval quality of memory search (docs/memory.md: quality is measured, not assumed): the facts
 // of memory-quality-set.ts among ≥ 200 distractors, each asked with its paraphrased
 // question; recall@1, recall@5 and MRR (over the top 20) for lexical only, semantic
 // only and fused, with the default embedder (glove-sif) and, for contrast, `hash`.

@@ -3,7 +3,7 @@
 // test/helpers/keel-test-serve.ts and test code call createFailpoints with enabled),
 // so production code pays one branch.
 //
-// Spec: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),
+// Syntax: KEEL_FAILPOINTS="name=action;name=n*action" with actions kill, throw(msg),
 // sleep(ms). `n*` fires only on the n-th hit of that point.
 
 import { KeelError } from './errors.ts';

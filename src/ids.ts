@@ -1,10 +1,10 @@
-// Identifier generation and the identifier rules of spec/http-api.md.
+// Identifier generation and the identifier rules of docs/http-api.md.
 
 import { randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
 
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
-export const MAX_SCOPE_BYTES = 256;
+const MAX_SCOPE_BYTES = 256;
 // Control characters are C0, DEL and C1.
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -108,7 +108,7 @@ export async function openStore(
 }
 
 /** The built-ins, plus test-only tools when their test switch is set. */
-export function createTools(config: KeelConfig): ToolRegistry {
+function createTools(config: KeelConfig): ToolRegistry {
   const sinkUrl = config.test_tools.effect_sink_url;
   return createToolRegistry([...builtinTools(), ...(sinkUrl ? effectSinkTools(sinkUrl) : [])]);
 }

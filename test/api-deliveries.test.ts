@@ -1,4 +1,6 @@
 // The delivery outbox over HTTP: list, claim with a lease, ack with the claim token.
+// Each test reads and changes the deliveries of a tenant of its own, so they pass in any
+// order and alone.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -6,8 +8,12 @@ import { emptyUsage } from '../src/types.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer, storeSnapshot } from './helpers/api-server.ts';
 
-async function succeedWithDelivery(server: ApiServer, destination: string): Promise<string> {
-  const turn = await server.request('POST', '/v1/tenants/demo/turns', {
+async function succeedWithDelivery(
+  server: ApiServer,
+  tenant: string,
+  destination: string,
+): Promise<string> {
+  const turn = await server.request('POST', `/v1/tenants/${tenant}/turns`, {
     body: {
       agent: 'assistant',
       scope: destination,
@@ -39,10 +45,15 @@ describe('deliveries', () => {
   let tenantToken: string;
   before(async () => {
     server = await startApiServer();
-    ({ token: tenantToken } = await seedTenant(server, 'demo'));
-    await succeedWithDelivery(server, 'tg:1');
-    await succeedWithDelivery(server, 'tg:2');
-    await succeedWithDelivery(server, 'mail:3');
+    await seedTenant(server, 'demo');
+    ({ token: tenantToken } = await seedTenant(server, 'claiming'));
+    await seedTenant(server, 'defaults');
+    for (const destination of ['tg:1', 'tg:2', 'mail:3']) {
+      await succeedWithDelivery(server, 'demo', destination);
+    }
+    await succeedWithDelivery(server, 'claiming', 'tg:1');
+    await succeedWithDelivery(server, 'claiming', 'tg:2');
+    await succeedWithDelivery(server, 'defaults', 'mail:3');
   });
   after(async () => server.close());
 
@@ -71,7 +82,7 @@ describe('deliveries', () => {
   });
 
   it('claims with a lease and acks with the claim token (tenant token)', async () => {
-    const claim = await server.request('POST', '/v1/tenants/demo/deliveries/claim', {
+    const claim = await server.request('POST', '/v1/tenants/claiming/deliveries/claim', {
       token: tenantToken,
       body: { limit: 5, destination_prefix: 'tg:', lease_ms: 5000 },
     });
@@ -84,7 +95,7 @@ describe('deliveries', () => {
     const before = await storeSnapshot(server.store);
     const mismatch = await server.request(
       'POST',
-      `/v1/tenants/demo/deliveries/${first.delivery_id}/ack`,
+      `/v1/tenants/claiming/deliveries/${first.delivery_id}/ack`,
       { token: tenantToken, body: { claim_token: 'wrong', outcome: 'delivered' } },
     );
     assert.equal(mismatch.status, 409);
@@ -93,7 +104,7 @@ describe('deliveries', () => {
 
     const acked = await server.request(
       'POST',
-      `/v1/tenants/demo/deliveries/${first.delivery_id}/ack`,
+      `/v1/tenants/claiming/deliveries/${first.delivery_id}/ack`,
       { token: tenantToken, body: { claim_token: first.claim_token, outcome: 'delivered' } },
     );
     assert.equal(acked.status, 200, acked.text);
@@ -101,7 +112,7 @@ describe('deliveries', () => {
 
     const retry = await server.request(
       'POST',
-      `/v1/tenants/demo/deliveries/${second.delivery_id}/ack`,
+      `/v1/tenants/claiming/deliveries/${second.delivery_id}/ack`,
       {
         body: {
           claim_token: second.claim_token,
@@ -116,20 +127,20 @@ describe('deliveries', () => {
 
     const notClaimed = await server.request(
       'POST',
-      `/v1/tenants/demo/deliveries/${first.delivery_id}/ack`,
+      `/v1/tenants/claiming/deliveries/${first.delivery_id}/ack`,
       { body: { claim_token: first.claim_token, outcome: 'delivered' } },
     );
     assert.equal(notClaimed.status, 409);
     const unknown = await server.request(
       'POST',
-      '/v1/tenants/demo/deliveries/01900000-0000-7000-8000-000000000000/ack',
+      '/v1/tenants/claiming/deliveries/01900000-0000-7000-8000-000000000000/ack',
       { body: { claim_token: 'x', outcome: 'delivered' } },
     );
     assert.equal(unknown.body.error.code, 'DELIVERY_NOT_FOUND');
   });
 
   it('an empty claim body uses the defaults; bad bodies are named', async () => {
-    const claim = await server.request('POST', '/v1/tenants/demo/deliveries/claim');
+    const claim = await server.request('POST', '/v1/tenants/defaults/deliveries/claim');
     assert.equal(claim.status, 200);
     assert.equal(claim.body.deliveries.length, 1);
     assert.equal(claim.body.deliveries[0].destination, 'mail:3');
@@ -141,13 +152,15 @@ describe('deliveries', () => {
       [{ batch: 1 }, 'body.batch'],
     ];
     for (const [body, field] of cases) {
-      const response = await server.request('POST', '/v1/tenants/demo/deliveries/claim', { body });
+      const response = await server.request('POST', '/v1/tenants/defaults/deliveries/claim', {
+        body,
+      });
       assert.equal(response.status, 400, JSON.stringify(body));
       assert.ok(response.body.error.message.includes(field), response.body.error.message);
     }
     const badOutcome = await server.request(
       'POST',
-      `/v1/tenants/demo/deliveries/${claim.body.deliveries[0].delivery_id}/ack`,
+      `/v1/tenants/defaults/deliveries/${claim.body.deliveries[0].delivery_id}/ack`,
       { body: { claim_token: claim.body.deliveries[0].claim_token, outcome: 'maybe' } },
     );
     assert.ok(badOutcome.body.error.message.includes('body.outcome'));

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { emptyUsage } from '../src/types.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer, storeSnapshot } from './helpers/api-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 async function assertRejected(
   server: ApiServer,
@@ -39,10 +40,8 @@ describe('tenants', () => {
     assert.equal(second.status, 200);
     assert.equal(second.body.tenant.created_at, first.body.tenant.created_at);
     const list = await server.request('GET', '/v1/tenants');
-    assert.deepEqual(
-      list.body.tenants.map((tenant: { name: string }) => tenant.name),
-      ['demo'],
-    );
+    const names = list.body.tenants.map((tenant: { name: string }) => tenant.name);
+    assert.equal(names.filter((name: string) => name === 'demo').length, 1, names.join(','));
     const got = await server.request('GET', '/v1/tenants/demo');
     assert.equal(got.body.tenant.name, 'demo');
   });
@@ -72,9 +71,14 @@ describe('tenants', () => {
   });
 
   it('PATCH replaces metadata and answers 409 CONFLICT on a stale if_updated_at', async () => {
-    const current = (await server.request('GET', '/v1/tenants/demo')).body.tenant;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const patched = await server.request('PATCH', '/v1/tenants/demo', {
+    const current = (await server.request('POST', '/v1/tenants', { body: { name: 'patched' } }))
+      .body.tenant;
+    // updated_at has millisecond precision: the patch must land in a later millisecond.
+    await waitFor(
+      'the clock passed updated_at',
+      () => new Date().toISOString() > current.updated_at,
+    );
+    const patched = await server.request('PATCH', '/v1/tenants/patched', {
       body: { metadata: { plan: 'pro' }, if_updated_at: current.updated_at },
     });
     assert.equal(patched.status, 200);
@@ -82,7 +86,7 @@ describe('tenants', () => {
     await assertRejected(
       server,
       () =>
-        server.request('PATCH', '/v1/tenants/demo', {
+        server.request('PATCH', '/v1/tenants/patched', {
           body: { metadata: { plan: 'stale' }, if_updated_at: current.updated_at },
         }),
       409,
@@ -90,7 +94,7 @@ describe('tenants', () => {
     );
     await assertRejected(
       server,
-      () => server.request('PATCH', '/v1/tenants/demo', { body: {} }),
+      () => server.request('PATCH', '/v1/tenants/patched', { body: {} }),
       400,
       'VALIDATION_FAILED',
       'body.metadata',
@@ -257,16 +261,26 @@ describe('agents', () => {
   });
 
   it('lists and deletes agents', async () => {
-    const list = await server.request('GET', '/v1/tenants/demo/agents');
-    assert.deepEqual(list.body.agents.map((agent: { name: string }) => agent.name).sort(), [
-      'helper',
-      'tomlish',
+    for (const name of ['listed-a', 'listed-b']) {
+      const put = await server.request('PUT', `/v1/tenants/demo/agents/${name}`, {
+        body: { model: 'fixture/echo' },
+      });
+      assert.equal(put.status, 201);
+    }
+    const names = async (): Promise<string[]> =>
+      (await server.request('GET', '/v1/tenants/demo/agents')).body.agents.map(
+        (agent: { name: string }) => agent.name,
+      );
+    assert.deepEqual((await names()).filter((name) => name.startsWith('listed-')).sort(), [
+      'listed-a',
+      'listed-b',
     ]);
-    const deleted = await server.request('DELETE', '/v1/tenants/demo/agents/tomlish');
+    const deleted = await server.request('DELETE', '/v1/tenants/demo/agents/listed-b');
     assert.deepEqual(deleted.body, { deleted: true });
-    const missing = await server.request('GET', '/v1/tenants/demo/agents/tomlish');
+    assert.ok(!(await names()).includes('listed-b'));
+    const missing = await server.request('GET', '/v1/tenants/demo/agents/listed-b');
     assert.equal(missing.body.error.code, 'AGENT_NOT_FOUND');
-    const again = await server.request('DELETE', '/v1/tenants/demo/agents/tomlish');
+    const again = await server.request('DELETE', '/v1/tenants/demo/agents/listed-b');
     assert.equal(again.status, 404);
   });
 });

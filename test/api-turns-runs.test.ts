@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { emptyUsage } from '../src/types.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer, storeSnapshot } from './helpers/api-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const TURN_LIMIT = 4096;
 
@@ -30,6 +31,29 @@ async function finishNextRun(server: ApiServer, reply = 'done'): Promise<string>
     },
   );
   return claimed.run.run_id;
+}
+
+/** A server of the test's own, so what the test changes no other test can see. */
+async function ownServer(): Promise<ApiServer> {
+  const server = await startApiServer();
+  await seedTenant(server, 'demo');
+  return server;
+}
+
+/** Counts the store subscriptions that are open: a waiting `wait` holds one. */
+function countSubscriptions(server: ApiServer): { open(): number; restore(): void } {
+  const store = server.store;
+  const subscribe = store.subscribe.bind(store);
+  let open = 0;
+  store.subscribe = (listener) => {
+    open += 1;
+    const unsubscribe = subscribe(listener);
+    return () => {
+      open -= 1;
+      unsubscribe();
+    };
+  };
+  return { open: () => open, restore: () => (store.subscribe = subscribe) };
 }
 
 describe('turns', () => {
@@ -250,76 +274,82 @@ describe('runs', () => {
   });
 
   it('wait returns as soon as the run is finalized, and times out otherwise', async () => {
-    const target = runIds[0] as string;
-    const timedOut = await server.request(
-      'GET',
-      `/v1/tenants/demo/runs/${target}/wait?timeout_ms=50`,
-    );
-    assert.equal(timedOut.status, 200);
-    assert.equal(timedOut.body.timed_out, true);
-    assert.equal(timedOut.body.run.status, 'queued');
+    const own = await ownServer();
+    const subscriptions = countSubscriptions(own);
+    try {
+      const target = (await own.request('POST', '/v1/tenants/demo/turns', { body: turn() })).body
+        .run_id as string;
+      const timedOut = await own.request(
+        'GET',
+        `/v1/tenants/demo/runs/${target}/wait?timeout_ms=50`,
+      );
+      assert.equal(timedOut.status, 200);
+      assert.equal(timedOut.body.timed_out, true);
+      assert.equal(timedOut.body.run.status, 'queued');
 
-    const started = Date.now();
-    const waiting = server.request('GET', `/v1/tenants/demo/runs/${target}/wait?timeout_ms=20000`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const finished = await finishNextRun(server, 'first');
-    assert.equal(finished, target);
-    const result = await waiting;
-    const elapsed = Date.now() - started;
-    assert.equal(result.body.timed_out, false);
-    assert.equal(result.body.run.status, 'succeeded');
-    assert.deepEqual(result.body.run.output, { reply: 'first' });
-    assert.ok(elapsed < 2000, `wait took ${elapsed} ms`);
+      const waiting = own.request('GET', `/v1/tenants/demo/runs/${target}/wait?timeout_ms=20000`);
+      await waitFor('the waiter subscribed', () => subscriptions.open() === 1);
+      const finished = await finishNextRun(own, 'first');
+      assert.equal(finished, target);
+      const result = await waiting;
+      // Woken by the finalize, not by its 20 s timeout.
+      assert.equal(result.body.timed_out, false);
+      assert.equal(result.body.run.status, 'succeeded');
+      assert.deepEqual(result.body.run.output, { reply: 'first' });
 
-    const immediate = await server.request(
-      'GET',
-      `/v1/tenants/demo/runs/${target}/wait?timeout_ms=0`,
-    );
-    assert.equal(immediate.body.timed_out, false);
-    const badTimeout = await server.request(
-      'GET',
-      `/v1/tenants/demo/runs/${target}/wait?timeout_ms=120001`,
-    );
-    assert.equal(badTimeout.status, 400);
+      const immediate = await own.request(
+        'GET',
+        `/v1/tenants/demo/runs/${target}/wait?timeout_ms=0`,
+      );
+      assert.equal(immediate.body.timed_out, false);
+      const badTimeout = await own.request(
+        'GET',
+        `/v1/tenants/demo/runs/${target}/wait?timeout_ms=120001`,
+      );
+      assert.equal(badTimeout.status, 400);
+    } finally {
+      subscriptions.restore();
+      await own.close();
+    }
   });
 
   it('wait stops waiting when the client disconnects', async () => {
-    // Count live store subscriptions: the waiter holds one until it gives up.
-    const store = server.store;
-    const subscribe = store.subscribe.bind(store);
-    let active = 0;
-    store.subscribe = (listener) => {
-      active += 1;
-      const unsubscribe = subscribe(listener);
-      return () => {
-        active -= 1;
-        unsubscribe();
-      };
-    };
+    const subscriptions = countSubscriptions(server);
     try {
       const controller = new AbortController();
       const pending = fetch(`${server.url}/v1/tenants/demo/runs/${runIds[1]}/wait`, {
         headers: { authorization: `Bearer ${server.adminToken}` },
         signal: controller.signal,
       });
-      for (let tries = 0; active === 0 && tries < 100; tries += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      assert.equal(active, 1, 'the waiter subscribed');
+      await waitFor('the waiter subscribed', () => subscriptions.open() === 1);
       controller.abort();
       await assert.rejects(pending);
-      for (let tries = 0; active > 0 && tries < 100; tries += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      assert.equal(active, 0, 'the waiter unsubscribed after the disconnect');
+      await waitFor(
+        'the waiter unsubscribed after the disconnect',
+        () => subscriptions.open() === 0,
+      );
       assert.equal((await server.request('GET', '/healthz')).status, 200);
     } finally {
-      store.subscribe = subscribe;
+      subscriptions.restore();
     }
   });
 
   it('cancel: queued → cancelled with a trace event; terminal → unchanged 200', async () => {
-    const target = runIds[2] as string;
+    const own = await ownServer();
+    try {
+      await cancelChecks(own);
+    } finally {
+      await own.close();
+    }
+  });
+
+  async function cancelChecks(server: ApiServer): Promise<void> {
+    const submit = async (scope: string) =>
+      (await server.request('POST', '/v1/tenants/demo/turns', { body: turn({ scope }) })).body
+        .run_id as string;
+    const succeeded = await submit('cancel:done');
+    const target = await submit('cancel:queued');
+    assert.equal(await finishNextRun(server), succeeded);
     const cancelled = await server.request('POST', `/v1/tenants/demo/runs/${target}/cancel`, {
       body: { reason: 'user changed their mind' },
     });
@@ -334,7 +364,6 @@ describe('runs', () => {
     assert.equal(again.body.run.status, 'cancelled');
     assert.equal(again.body.run.finished_at, cancelled.body.run.finished_at);
 
-    const succeeded = runIds[0] as string;
     const unchanged = await server.request('POST', `/v1/tenants/demo/runs/${succeeded}/cancel`, {
       body: {},
     });
@@ -345,10 +374,19 @@ describe('runs', () => {
       body: { why: 'x' },
     });
     assert.equal(unknownField.body.error.code, 'UNKNOWN_FIELD');
-  });
+  }
 
   it('trace pages with after and limit', async () => {
-    const target = runIds[0] as string;
+    const own = await ownServer();
+    try {
+      await own.request('POST', '/v1/tenants/demo/turns', { body: turn() });
+      await traceChecks(own, await finishNextRun(own));
+    } finally {
+      await own.close();
+    }
+  });
+
+  async function traceChecks(server: ApiServer, target: string): Promise<void> {
     const all = await server.request('GET', `/v1/tenants/demo/runs/${target}/trace`);
     assert.ok(all.body.events.length >= 3, all.text);
     const seqs = all.body.events.map((event: { seq: number }) => event.seq);
@@ -373,5 +411,5 @@ describe('runs', () => {
       '/v1/tenants/demo/runs/01900000-0000-7000-8000-000000000000/trace',
     );
     assert.equal(missing.body.error.code, 'RUN_NOT_FOUND');
-  });
+  }
 });

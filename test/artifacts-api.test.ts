@@ -216,10 +216,11 @@ describe('artifact tools', () => {
     assert.throws(() =>
       (artifactListTool.input as unknown as { parse(v: unknown): never }).parse({ limit: 101 }),
     );
-    const listed = await run(artifactListTool, { prefix: 'notes/' });
+    await run(artifactWriteTool, { path: 'listed/one.md', content: '1' });
+    const listed = await run(artifactListTool, { prefix: 'listed/' });
     assert.deepEqual(
       (listed.items as { path: string }[]).map((item) => item.path),
-      ['notes/a.md'],
+      ['listed/one.md'],
     );
   });
 });

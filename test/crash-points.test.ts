@@ -1,7 +1,7 @@
-// SIGKILL at the store's fault points the loop sweep does not reach (spec/reliability.md:
+// SIGKILL at the store's fault points the loop sweep does not reach (docs/reliability.md, Fault points:
 // submit.before_commit, cancel.before_commit, outbox.claim.after_commit,
 // outbox.ack.before_commit, schedule.fire.before_commit). Each scenario kills a real
-// `keel serve` there, restarts it on the same data dir and checks what the spec promises
+// `keel serve` there, restarts it on the same data dir and checks what docs/reliability.md promises
 // at that point: I1/I2 for the submit and the fire, I7 for the cancel, I8 for the outbox.
 
 import assert from 'node:assert/strict';
@@ -28,6 +28,7 @@ import {
   unanswered,
   untilTrace,
 } from './helpers/crash-points.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const TURNS = `/v1/tenants/${TENANT}/turns`;
 const CLAIM = `/v1/tenants/${TENANT}/deliveries/claim`;
@@ -179,7 +180,8 @@ describe('crash points', { concurrency: 2 }, () => {
       );
       assert.equal(cancelled.body.run.status, 'cancelled');
       assert.equal(await waitTerminal(restarted.url, runId), 'cancelled');
-      // Long enough for an aborted sink_put to have written, had the cancel not held.
+      // Long enough for an aborted sink_put to have written, had the cancel not held
+      // (waiting for something NOT to happen has no condition to wait on).
       await sleep(300);
     } finally {
       await restarted.terminate();
@@ -241,11 +243,19 @@ describe('crash points', { concurrency: 2 }, () => {
         early.body.deliveries.length === 0 || answeredAt >= expiresAt,
         'no second claim while the first one holds',
       );
-      await sleep(Math.max(0, expiresAt - Date.now() + 50));
       const again =
         early.body.deliveries.length > 0
           ? early
-          : await call(restarted.url, 'POST', CLAIM, { lease_ms: leaseMs });
+          : await waitFor(
+              'the expired claim is claimable again',
+              async () => {
+                const answer = await call(restarted.url, 'POST', CLAIM, { lease_ms: leaseMs });
+                if (answer.body.deliveries.length === 0) return null;
+                if (Date.now() < expiresAt) figures.duplicated += 1;
+                return answer;
+              },
+              { everyMs: 50 },
+            );
       const [delivery] = again.body.deliveries;
       if (!delivery) figures.lost += 1;
       assert.equal(delivery?.delivery_id, held.delivery_id);
@@ -284,8 +294,17 @@ describe('crash points', { concurrency: 2 }, () => {
       if (!held) figures.lost += 1;
       assert.ok(held, 'the delivery row survived');
       assert.deepEqual([held.status, held.attempt], ['claimed', 1], 'the ack did not commit');
-      await sleep(Math.max(0, Date.parse(held.claim_expires_at ?? '') - Date.now() + 50));
-      const again = await call(restarted.url, 'POST', CLAIM, { lease_ms: 5000 });
+      const expiresAt = Date.parse(held.claim_expires_at ?? '');
+      const again = await waitFor(
+        'the expired claim is claimable again',
+        async () => {
+          const answer = await call(restarted.url, 'POST', CLAIM, { lease_ms: 5000 });
+          if (answer.body.deliveries.length === 0) return null;
+          if (Date.now() < expiresAt) figures.duplicated += 1;
+          return answer;
+        },
+        { everyMs: 50 },
+      );
       const [delivery] = again.body.deliveries;
       if (!delivery) figures.lost += 1;
       assert.equal(delivery?.delivery_id, deliveryId);
@@ -341,18 +360,17 @@ describe('crash points', { concurrency: 2 }, () => {
     const restarted = await serve(dataDir, {});
     let runId = '';
     try {
-      const deadline = Date.now() + 10_000;
       const runsPath = `/v1/tenants/${TENANT}/runs?scope=${scope}`;
-      for (;;) {
+      runId = await waitFor('the fire happened after the restart', async () => {
         const listed = await call(restarted.url, 'GET', runsPath);
-        runId = (listed.body.runs[0]?.run_id as string | undefined) ?? '';
-        if (runId !== '' || Date.now() > deadline) break;
-        await sleep(100);
-      }
-      if (runId === '') figures.lost += 1;
-      assert.notEqual(runId, '', 'the fire happened after the restart');
+        return (listed.body.runs[0]?.run_id as string | undefined) ?? '';
+      }).catch((error: unknown) => {
+        figures.lost += 1;
+        throw error;
+      });
       assert.equal(await waitTerminal(restarted.url, runId), 'succeeded');
       // Two more scheduler ticks (1 s each): a second fire of the same time would show.
+      // Waiting for something NOT to happen has no condition to wait on.
       await sleep(2200);
       const got = await call(restarted.url, 'GET', `/v1/tenants/${TENANT}/schedules/once`);
       assert.equal(got.body.schedule.next_fire_at, null, 'a one-shot schedule is spent');

@@ -1,4 +1,4 @@
-// The random crash loop for SQLite (spec/reliability.md, test family 3): turns over many
+// The random crash loop for SQLite (docs/reliability.md, Invariants): turns over many
 // scopes on a real `keel serve`, SIGKILLed at random moments (no fault points) and
 // restarted on the same data dir, then every run and scope checked (crash-loop.ts,
 // crash-checks.ts). The seed is printed; KEEL_TEST_CRASH_SEED replays its plan, and

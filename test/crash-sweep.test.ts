@@ -1,4 +1,4 @@
-// The crash sweep (spec/reliability.md, test family 2): for each fault point of the loop
+// The crash sweep (docs/reliability.md, Invariants): for each fault point of the loop
 // a scripted run with several tool rounds — one effectful (sink_write), one idempotent
 // (sink_put), two read-only — on a real `keel serve` is SIGKILLed there, restarted on the
 // same data dir, and checked: I1, I3, I4, I5, I6, I9, I11 (crash-harness.ts), plus a
@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { FaultCase, Findings } from './helpers/crash-harness.ts';
 import {
@@ -20,6 +21,7 @@ import {
   tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 // entry.after_commit counts every checkpoint of the run: 1 user entry; then per step
 // model.request, assistant entry, tool.call intent, tool result (2–17); 18 the last
@@ -99,13 +101,10 @@ describe('crash sweep', () => {
         delivery: { destination: 'test:cancel' },
       });
       runId = submitted.body.run_id as string;
-      const deadline = Date.now() + 10_000;
-      for (;;) {
+      await waitFor('the tool started', async () => {
         const trace = await call(served.url, 'GET', `/v1/tenants/${TENANT}/runs/${runId}/trace`);
-        if (trace.body.events.some((e: { type: string }) => e.type === 'tool.call')) break;
-        assert.ok(Date.now() < deadline, 'the tool started');
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+        return trace.body.events.some((e: { type: string }) => e.type === 'tool.call');
+      });
       const cancelled = await call(
         served.url,
         'POST',
@@ -113,7 +112,9 @@ describe('crash sweep', () => {
       );
       assert.equal(cancelled.body.run.status, 'cancelled');
       assert.equal(await waitTerminal(served.url, runId), 'cancelled');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Room for a late write of the cancelled attempt to land, had the cancel not held:
+      // waiting for something NOT to happen has no condition to wait on.
+      await delay(200);
     } finally {
       await served.terminate();
     }

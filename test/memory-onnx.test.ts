@@ -20,7 +20,6 @@ import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
 import type { Axis } from './helpers/onnx-model.ts';
 import { TINY_DIMENSION, axisIndex, writeTinyModelDirectory } from './helpers/onnx-model.ts';
-import { rejectsCode } from './helpers/assertions.ts';
 
 // After `npm install --omit=optional` the runtime is absent by choice: with
 // KEEL_TEST_SKIP_ONNX=1 these tests are then reported as skipped (memory-embedders.test.ts
@@ -267,25 +266,19 @@ describe('memory search with the onnx embedder (SQLite)', { skip }, () => {
     const store = await openStore('corrupt');
     const embedder = onnx(broken);
     const memory = createMemoryService({ store, embedder });
-    const error = await rejectsCode(
-      memory.put('t1', 'default', 'pet', FACTS.pet as string),
-      'EMBEDDER_UNAVAILABLE',
-    );
-    assert.match(
-      error.message,
-      /cannot load model .*broken\/model\.onnx: .*protobuf parsing failed/i,
-    );
+    await assert.rejects(memory.put('t1', 'default', 'pet', FACTS.pet as string), {
+      code: 'EMBEDDER_UNAVAILABLE',
+      message: /cannot load model .*broken\/model\.onnx: .*protobuf parsing failed/i,
+    });
     assert.equal(await memory.get('t1', 'default', 'pet'), null);
-    await rejectsCode(
-      memory.search('t1', 'default', 'Which pet do I own?', 3, 'semantic'),
-      'EMBEDDER_UNAVAILABLE',
-    );
+    await assert.rejects(memory.search('t1', 'default', 'Which pet do I own?', 3, 'semantic'), {
+      code: 'EMBEDDER_UNAVAILABLE',
+    });
     // Half a model is as clear, and the process is still serving.
     await writeFile(modelPath, good.subarray(0, good.length / 2));
-    await rejectsCode(
-      memory.put('t1', 'default', 'pet', FACTS.pet as string),
-      'EMBEDDER_UNAVAILABLE',
-    );
+    await assert.rejects(memory.put('t1', 'default', 'pet', FACTS.pet as string), {
+      code: 'EMBEDDER_UNAVAILABLE',
+    });
     await writeFile(modelPath, good);
     assert.equal((await memory.put('t1', 'default', 'pet', FACTS.pet as string)).created, true);
     const hits = await memory.search('t1', 'default', 'Which pet do I own?', 3, 'semantic');
@@ -299,17 +292,20 @@ describe('memory search with the onnx embedder (SQLite)', { skip }, () => {
     const embedder = onnx(e5Dir);
     const memory = createMemoryService({ store, embedder });
     const question = 'Which pet do I own?';
-    const mismatch = await rejectsCode(
-      memory.search('t1', 'default', question, 3, 'semantic'),
-      'EMBEDDER_MISMATCH',
-    );
-    assert.match(mismatch.message, /6 from "hash"/);
-    await rejectsCode(memory.search('t1', 'default', question, 3), 'EMBEDDER_MISMATCH');
+    await assert.rejects(memory.search('t1', 'default', question, 3, 'semantic'), {
+      code: 'EMBEDDER_MISMATCH',
+      message: /6 from "hash"/,
+    });
+    await assert.rejects(memory.search('t1', 'default', question, 3), {
+      code: 'EMBEDDER_MISMATCH',
+    });
     assert.deepEqual(await memory.search('t1', 'default', question, 3, 'lexical'), []);
 
     const partial = await memory.reindex({ batchSize: 4, maxBatches: 1 });
     assert.deepEqual(partial, { embedder: embedder.id, stale: 6, reindexed: 4, remaining: 2 });
-    await rejectsCode(memory.search('t1', 'default', question, 3), 'EMBEDDER_MISMATCH');
+    await assert.rejects(memory.search('t1', 'default', question, 3), {
+      code: 'EMBEDDER_MISMATCH',
+    });
 
     const progress: [number, number][] = [];
     const rest = await memory.reindex({
@@ -324,6 +320,6 @@ describe('memory search with the onnx embedder (SQLite)', { skip }, () => {
       assert.equal(hits[0]?.semantic_rank, 1);
     }
     // The hash vectors are gone, so now the old embedder is the stale one.
-    await rejectsCode(hash.search('t1', 'default', question, 3), 'EMBEDDER_MISMATCH');
+    await assert.rejects(hash.search('t1', 'default', question, 3), { code: 'EMBEDDER_MISMATCH' });
   });
 });

@@ -15,7 +15,6 @@ import { createMemoryService, factIdForText } from '../src/memory/service.ts';
 import { lexicalTerms } from '../src/memory/text.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
-import { rejectsCode } from './helpers/assertions.ts';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -87,7 +86,9 @@ describe('memory: storage and search', () => {
     assert.equal(await memory.delete('t1', 'work', 'pet'), true);
     assert.equal(await memory.delete('t1', 'work', 'pet'), false);
     assert.ok(await memory.get('t1', 'default', 'pet'));
-    await rejectsCode(memory.put('nobody', 'default', 'x', 'text'), 'TENANT_NOT_FOUND');
+    await assert.rejects(memory.put('nobody', 'default', 'x', 'text'), {
+      code: 'TENANT_NOT_FOUND',
+    });
   });
 
   it('put creates then replaces; replacing keeps created_at and re-indexes the text', async () => {
@@ -107,12 +108,13 @@ describe('memory: storage and search', () => {
     const { memory } = await fresh();
     await memory.put('t1', 'default', 'max', 'a'.repeat(4096));
     await memory.put('t1', 'default', 'max-cjk', '字'.repeat(1365)); // 4095 bytes
-    const error = await rejectsCode(
-      memory.put('t1', 'default', 'big', '字'.repeat(1366)),
-      'VALIDATION_FAILED',
-    );
-    assert.match(error.message, /text: .*4098 bytes/);
-    await rejectsCode(memory.put('t1', 'default', 'blank', '   '), 'VALIDATION_FAILED');
+    await assert.rejects(memory.put('t1', 'default', 'big', '字'.repeat(1366)), {
+      code: 'VALIDATION_FAILED',
+      message: /text: .*4098 bytes/,
+    });
+    await assert.rejects(memory.put('t1', 'default', 'blank', '   '), {
+      code: 'VALIDATION_FAILED',
+    });
     assert.equal(await memory.get('t1', 'default', 'big'), null);
     assert.equal(await memory.get('t1', 'default', 'blank'), null);
   });
@@ -199,7 +201,7 @@ describe('memory: storage and search', () => {
       assert.equal(hit.score, expected);
       assert.ok((hit.lexical_rank ?? 0) <= 8 && (hit.semantic_rank ?? 0) <= 8);
     }
-    await rejectsCode(memory.search('t1', 'default', '   ', 5), 'VALIDATION_FAILED');
+    await assert.rejects(memory.search('t1', 'default', '   ', 5), { code: 'VALIDATION_FAILED' });
   });
 
   it('keyset paging returns every fact exactly once, for any page size', async () => {
@@ -234,13 +236,14 @@ describe('memory: storage and search', () => {
     const page = await memory.list('t1', 'default', 1);
     assert.ok(page.next_cursor);
     const cursor = page.next_cursor;
-    const wrongNamespace = await rejectsCode(
-      memory.list('t1', 'other', 1, cursor),
-      'VALIDATION_FAILED',
-    );
-    assert.match(wrongNamespace.message, /another tenant or namespace/);
-    await rejectsCode(memory.list('t2', 'default', 1, cursor), 'VALIDATION_FAILED');
-    await rejectsCode(memory.list('t1', 'default', 1, 'not-a-cursor'), 'VALIDATION_FAILED');
+    await assert.rejects(memory.list('t1', 'other', 1, cursor), {
+      code: 'VALIDATION_FAILED',
+      message: /another tenant or namespace/,
+    });
+    await assert.rejects(memory.list('t2', 'default', 1, cursor), { code: 'VALIDATION_FAILED' });
+    await assert.rejects(memory.list('t1', 'default', 1, 'not-a-cursor'), {
+      code: 'VALIDATION_FAILED',
+    });
     assert.equal((await memory.list('t1', 'default', 1, cursor)).items[0]?.id, 'b');
   });
 
@@ -257,13 +260,16 @@ describe('memory: storage and search', () => {
     }
     await memory.put('t2', 'default', 'g', 'tenant two fact');
     const other = createMemoryService({ store, embedder: createHashEmbedder(64) });
-    const error = await rejectsCode(
+    await assert.rejects(
       other.search('t1', 'default', 'gardens', 5),
-      'EMBEDDER_MISMATCH',
+      (error: Error & { code?: string }) => {
+        assert.equal(error.code, 'EMBEDDER_MISMATCH');
+        assert.match(error.message, /10 from "hash" \(256 dims\)/);
+        assert.match(error.message, /"hash-64"/);
+        assert.match(error.message, /keel memory reindex/);
+        return true;
+      },
     );
-    assert.match(error.message, /10 from "hash" \(256 dims\)/);
-    assert.match(error.message, /"hash-64"/);
-    assert.match(error.message, /keel memory reindex/);
     // Lexical-only search needs no vectors and still works.
     assert.equal((await other.search('t1', 'default', 'gardens', 3, 'lexical')).length, 3);
     // Writes with the new embedder are fine meanwhile.
@@ -272,7 +278,9 @@ describe('memory: storage and search', () => {
     // Interrupted after two batches of 3 …
     const first = await other.reindex({ batchSize: 3, maxBatches: 2 });
     assert.deepEqual(first, { embedder: 'hash-64', stale: 11, reindexed: 6, remaining: 5 });
-    await rejectsCode(other.search('t1', 'default', 'gardens', 5), 'EMBEDDER_MISMATCH');
+    await assert.rejects(other.search('t1', 'default', 'gardens', 5), {
+      code: 'EMBEDDER_MISMATCH',
+    });
     // … and run again: it continues with what is still stale.
     const progress: number[] = [];
     const second = await other.reindex({
@@ -285,7 +293,9 @@ describe('memory: storage and search', () => {
     assert.equal(hits.length, 3);
     assert.ok(hits.every((hit) => hit.semantic_rank !== null));
     // The old embedder now sees the namespace as stale: never mixed, either way.
-    await rejectsCode(memory.search('t1', 'default', 'gardens', 5), 'EMBEDDER_MISMATCH');
+    await assert.rejects(memory.search('t1', 'default', 'gardens', 5), {
+      code: 'EMBEDDER_MISMATCH',
+    });
   });
 
   it('deleting a tenant removes its facts, their index entries and vectors', async () => {

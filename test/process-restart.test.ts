@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Run, TraceEvent } from '../src/types.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'proc';
@@ -148,11 +149,7 @@ async function trace(url: string, runId: string): Promise<TraceEvent[]> {
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor('the condition', check, { timeoutMs, everyMs: 20 });
 }
 
 async function kill(served: Served): Promise<void> {

@@ -201,6 +201,23 @@ describe('OpenAI Chat Completions (recorded)', () => {
     assert.deepEqual([bad.status, bad.retryable, bad.message], [400, false, 'messages: too long']);
   });
 
+  it('an in-band insufficient_quota error before any output is a 429 that is not retried', async () => {
+    // The provider package's APICallError knows quota exhaustion will not pass on retry;
+    // the plain status rule (429 → retry) did not.
+    replay.respond({
+      headers: { 'content-type': 'text/event-stream' },
+      body: 'data: {"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}\n\n',
+    });
+    const quota = await provider('openai')
+      .complete(request())
+      .catch((error: unknown) => error);
+    assert.ok(quota instanceof ProviderError);
+    assert.deepEqual(
+      [quota.status, quota.retryable, quota.message],
+      [429, false, 'You exceeded your current quota'],
+    );
+  });
+
   it('raw request and response bodies are kept, and the API key is never in them', async () => {
     replay.respond({ file: 'openai-chat-tool-calls.sse' });
     const response = await provider('compat').complete(request());

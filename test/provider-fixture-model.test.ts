@@ -12,6 +12,7 @@ import type { FixtureServer } from '../src/providers/fixture-server.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const KEY = 'sk-fixture-key-7f3a9c1e5b';
 let model: FixtureServer;
@@ -101,16 +102,15 @@ describe('openai-compatible provider × keel fixture-model', () => {
 
   it('cancel aborts the model call: the server sees the connection closed', async () => {
     const abandoned = model.stats.abandoned;
+    const requests = model.stats.requests;
     const created = await client.request('POST', client.tenantPath('/turns'), {
       agent: 'a',
       scope: 'cancel',
       payload: { text: '@sleep 10000\nslow' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor('the model call reached the server', () => model.stats.requests > requests);
     await client.request('POST', client.tenantPath(`/runs/${created.run_id}/cancel`), {});
-    for (let i = 0; i < 50 && model.stats.abandoned === abandoned; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor('the server saw the call abandoned', () => model.stats.abandoned > abandoned);
     assert.equal(model.stats.abandoned, abandoned + 1);
   });
 

@@ -2,6 +2,7 @@
 // limit, FIFO lanes, deleted agents, fencing end to end, resume, drain.
 
 import assert from 'node:assert/strict';
+import { setImmediate } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { inertFailpoints } from '../src/failpoints.ts';
@@ -11,16 +12,13 @@ import { createWorker } from '../src/runtime/worker.ts';
 import type { Store } from '../src/store/store.ts';
 import type { Run } from '../src/types.ts';
 import { emptyUsage } from '../src/types.ts';
+import { waitFor } from './helpers/wait-for.ts';
 import { TENANT, openHarness, types } from './runtime-harness.ts';
 
 const silent = pino({ level: 'silent' });
 
 async function until(check: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitFor('the condition', check, { timeoutMs });
 }
 
 async function status(store: Store, runId: string): Promise<Run['status'] | undefined> {
@@ -81,12 +79,12 @@ describe('worker', () => {
     const h = await openHarness({ concurrency: 1, pollMs: 60_000 });
     try {
       const first = await h.submit('@sleep 150', { scope: 'busy-1' });
-      while ((await h.store.getRun(TENANT, first))?.status !== 'running') {
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      await until(async () => (await status(h.store, first)) === 'running');
       h.worker.wake();
       h.worker.wake();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The wake's claim round runs in the next check phase and ends at once (every slot
+      // is busy): one setImmediate later it is over, with no clock involved.
+      await setImmediate();
       const second = await h.submit('after the busy wake', { scope: 'busy-2' });
       assert.equal((await h.wait(first, 5000)).status, 'succeeded');
       assert.equal((await h.wait(second, 5000)).status, 'succeeded');

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { SinkEffect } from './helpers/crash-harness.ts';
@@ -28,34 +29,47 @@ import {
   skipUnlessPostgres,
   urlWithSchema,
 } from './helpers/postgres.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
-/** Polls the runs table until workers of both pids own a running run (at most 20 s). */
-async function waitUntilBothHoldRuns(schema: string, ...pids: number[]): Promise<void> {
+interface Lease {
+  owner: string;
+  /** Expired by the database's clock, the one the claim compares with. */
+  expired: boolean;
+}
+
+/** Polls the leases of running runs until `done` holds for them (at most 20 s). */
+async function untilLeases(
+  schema: string,
+  what: string,
+  done: (leases: Lease[]) => boolean,
+): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const owners = (
-        await client.query<{ lease_owner: string }>(
-          `SELECT lease_owner FROM ${JSON.stringify(schema)}.runs WHERE status = 'running' AND lease_owner IS NOT NULL`,
-        )
-      ).rows.map((row) => row.lease_owner);
-      if (pids.every((pid) => owners.some((owner) => owner.includes(`:${pid}:`)))) return;
-      assert.ok(Date.now() < deadline, `workers ${pids.join(', ')} never held a run together`);
-      await sleep(25);
-    }
+    await waitFor(
+      what,
+      async () => {
+        const { rows } = await client.query<Lease>(
+          `SELECT lease_owner AS owner,
+                  lease_expires_at <= floor(extract(epoch from now()) * 1000)::bigint AS expired
+             FROM ${JSON.stringify(schema)}.runs
+            WHERE status = 'running' AND lease_owner IS NOT NULL`,
+        );
+        return done(rows);
+      },
+      { timeoutMs: 20_000, everyMs: 25 },
+    );
   } finally {
     await client.end();
   }
 }
 
+const ownedBy = (pid: number) => (lease: Lease) => lease.owner.includes(`:${pid}:`);
+
 const TURNS = 300;
 const SCOPES = 60;
 const WORKERS = 3;
 const LEASE_MS = 2000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Pairs of effects in one scope whose [t_start, t_end] overlap and belong to two runs. */
 function overlaps(effects: SinkEffect[]): number {
@@ -129,10 +143,18 @@ describe('scale-out [postgres]', { skip }, () => {
       // Faults once the two doomed workers each hold a run (a fixed sleep missed that on a
       // loaded machine): one SIGKILL, one SIGSTOP past its lease.
       const [killed, stopped] = workers as [(typeof workers)[0], (typeof workers)[0]];
-      await waitUntilBothHoldRuns(schema, killed.pid, stopped.pid);
+      await untilLeases(
+        schema,
+        `workers ${killed.pid} and ${stopped.pid} hold a run together`,
+        (leases) => leases.some(ownedBy(killed.pid)) && leases.some(ownedBy(stopped.pid)),
+      );
       killed.child.kill('SIGKILL');
       stopped.child.kill('SIGSTOP');
-      await sleep(LEASE_MS + 1500);
+      // It wakes up once every lease it holds has expired by the database's clock (a
+      // reclaim may have to wait for that: the stopped process may hold row locks).
+      await untilLeases(schema, `the stopped worker ${stopped.pid}'s leases expired`, (leases) =>
+        leases.filter(ownedBy(stopped.pid)).every((lease) => lease.expired),
+      );
       stopped.child.kill('SIGCONT');
 
       const statuses = await Promise.all(
@@ -146,7 +168,9 @@ describe('scale-out [postgres]', { skip }, () => {
         }),
       );
       const elapsed = Date.now() - started;
-      await sleep(500);
+      // The woken worker's late writes (refused) and sink calls may still be on their way;
+      // waiting for something that must NOT count has no condition to wait on.
+      await delay(500);
 
       const effects = await sink.effects();
       const store = await openPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4 });

@@ -1,4 +1,4 @@
-// Checker sensitivity (spec/reliability.md, test family 6): each seeded bug breaks one
+// Checker sensitivity (docs/reliability.md, Seeded bugs): each seeded bug breaks one
 // guarantee on purpose, and the check that guards that guarantee must then report the
 // violation — proof that the checks can fail.
 //

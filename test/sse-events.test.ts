@@ -9,6 +9,7 @@ import { createClient } from '../src/cli/client.ts';
 import { readSse } from '../src/cli/sse-reader.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 let keel: TestKeel;
 let client: KeelClient;
@@ -68,9 +69,7 @@ after(async () => {
 });
 
 async function settled(): Promise<void> {
-  for (let i = 0; i < 50 && (active.store > 0 || active.live > 0); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor('every subscription released', () => active.store === 0 && active.live === 0);
 }
 
 describe('run events (SSE)', () => {
@@ -163,7 +162,11 @@ describe('run events (SSE)', () => {
   it('a cancelled run ends the stream with run.cancelled', async () => {
     const runId = await turn('@sleep 5000', 'cancel');
     const collecting = collect(runId);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Cancel a run that is in its model call, not one still queued.
+    await waitFor('the run is running', async () => {
+      const got = await client.request('GET', client.tenantPath(`/runs/${runId}`));
+      return (got.run as { status: string }).status === 'running';
+    });
     await client.request('POST', client.tenantPath(`/runs/${runId}/cancel`), {});
     const events = await collecting;
     assert.equal(events.at(-1)?.type, 'run.cancelled');

@@ -1,4 +1,4 @@
-// The agent document of `PUT T/agents/:agent` (spec/http-api.md, agent table): every
+// The agent document of `PUT T/agents/:agent` (docs/http-api.md, The agent document): every
 // field with its default and range. The same schema serves JSON and TOML bodies.
 
 import { z } from 'zod';

@@ -121,7 +121,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
       openapi: '3.1.0',
       info: {
         title: 'keel HTTP API',
-        description: 'A durable runtime for personal AI agents (spec/http-api.md).',
+        description: 'A durable runtime for personal AI agents (docs/http-api.md).',
         version: '1',
       },
       components: {

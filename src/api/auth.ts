@@ -1,4 +1,4 @@
-// Bearer-token rules of spec/http-api.md: the admin token reaches everything, a tenant
+// Bearer-token rules of docs/http-api.md: the admin token reaches everything, a tenant
 // token only `T/*` of its own tenant (never the admin-only routes), and tokenless mode
 // exists only on loopback, guarded against DNS rebinding by the Host header check.
 // Each route declares what it needs in `config.auth`; an undeclared route is admin-only.

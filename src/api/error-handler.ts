@@ -1,7 +1,7 @@
 // Every error response has one shape: {error: {code, message, request_id}}. KeelErrors
 // keep their catalogue status and message; validation and body-parsing failures are
 // mapped to their catalogue codes with the offending field named; anything else becomes
-// a generic 500 whose real cause goes to the log only (DESIGN.md §10).
+// a generic 500 whose real cause goes to the log only (docs/http-api.md, Errors).
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';

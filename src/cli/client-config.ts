@@ -14,7 +14,7 @@ export interface ClientConfig {
   tenant: string;
 }
 
-export const DEFAULT_URL = 'http://127.0.0.1:8080';
+const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 export function loadClientConfig(
   flags: ClientFlags,

@@ -1,6 +1,8 @@
-// Reads keel's own event stream (GET …/runs/:id/events) from a fetch body: splits the
-// text/event-stream framing into messages (`id`, `event`, `data`; comments ignored).
-// Small on purpose — it only needs to read what src/api/sse.ts writes.
+// Reads keel's own event stream (GET …/runs/:id/events) from a fetch body: the
+// text/event-stream framing is eventsource-parser's; this only maps its messages to
+// keel's shape (`event` defaults to "message", a missing `id` is null).
+
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 
 export interface SseEvent {
   id: string | null;
@@ -9,32 +11,18 @@ export interface SseEvent {
 }
 
 export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let current: SseEvent = { id: null, event: 'message', data: '' };
-  let hasData = false;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.search(/\r?\n/)) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer[newline] === '\r' ? 2 : 1));
-      if (line === '') {
-        if (hasData) yield current;
-        current = { id: null, event: 'message', data: '' };
-        hasData = false;
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-      if (field === 'id') current.id = value;
-      else if (field === 'event') current.event = value;
-      else if (field === 'data') {
-        current.data = hasData ? `${current.data}\n${value}` : value;
-        hasData = true;
-      }
+  const reader = body
+    .pipeThrough(new TextDecoderStream())
+    .pipeThrough(new EventSourceParserStream())
+    .getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield { id: value.id ?? null, event: value.event ?? 'message', data: value.data };
     }
+  } finally {
+    // A consumer that stops early (a terminal event) must not leave the body open.
+    await reader.cancel();
   }
 }

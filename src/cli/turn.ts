@@ -28,7 +28,7 @@ export async function waitForTerminal(
 }
 
 /** Prints the run's outcome; the exit code is 0 only for a succeeded run. */
-export function printOutcome(run: Record<string, unknown>, print: Print): number {
+function printOutcome(run: Record<string, unknown>, print: Print): number {
   if (run.status === 'succeeded') {
     print(`${replyText(run.output)}\n`);
     return 0;

@@ -1,8 +1,8 @@
-// Reciprocal rank fusion exactly as spec/memory.md fixes it: score = Σ 1/(60 + rank)
+// Reciprocal rank fusion exactly as docs/memory.md fixes it: score = Σ 1/(60 + rank)
 // over the lexical and the semantic list (ranks from 1), ties broken by id ascending.
 // Every result keeps both ranks (null when absent) so a ranking can be explained.
 
-export const RRF_K = 60;
+const RRF_K = 60;
 /** Each side contributes a candidate pool of this many times the requested limit. */
 export const POOL_FACTOR = 4;
 

@@ -1,4 +1,4 @@
-// The memory-maintenance preset (spec/memory.md): a memory-only agent and a disabled
+// The memory-maintenance preset (docs/memory.md): a memory-only agent and a disabled
 // weekly schedule, plus the host-enforced rule that the maintainer pages through
 // `memory_list` completely before it may change memory.
 
@@ -9,7 +9,7 @@ export const MAINTENANCE_SCHEDULE = 'memory-maintenance';
 export const MAINTENANCE_CRON = '0 3 * * 0';
 export const MAINTENANCE_TIMEZONE = 'UTC';
 
-export const MAINTAINER_PERSONA = `You maintain the long-term memory of this tenant, nothing else.
+const MAINTAINER_PERSONA = `You maintain the long-term memory of this tenant, nothing else.
 Work on the namespace named in the input (default "default") and pass it explicitly on every memory call.
 First page through memory_list from no cursor until next_cursor is null; changes are refused until you have.
 Then find exact or semantic duplicates, facts that contradict each other, and facts that are clearly expired.

@@ -47,7 +47,7 @@ export function words(text: string): string[] {
 const UNSPACED =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
 
-export function isUnspacedScript(word: string): boolean {
+function isUnspacedScript(word: string): boolean {
   return UNSPACED.test(word);
 }
 

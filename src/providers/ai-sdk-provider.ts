@@ -1,4 +1,4 @@
-// One keel Provider over any AI SDK v6 LanguageModelV3 (references/providers.md):
+// One keel Provider over any AI SDK v6 LanguageModelV3 (docs/agent-loop.md, Providers):
 // exactly one HTTP call per `complete` (`doStream`, or `doGenerate` when streaming is
 // off), no library retries or tool loop — keel's model-call.ts retries. Text deltas go
 // to `onDelta` as they arrive; streamed tool-call pieces are assembled per call id and

@@ -39,7 +39,8 @@ function modelFactory(
             name,
             baseURL,
             ...(apiKey && { apiKey }),
-            // Without it, streamed responses carry no usage (references/providers.md §3.3).
+            // Without it, streamed responses carry no usage
+            // (OpenAI's `stream_options.include_usage`).
             includeUsage: true,
             fetch,
           })

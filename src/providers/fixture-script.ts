@@ -1,7 +1,7 @@
-// The fixture model's script (spec/agent-loop.md): directives read from the latest user
+// The fixture model's script (docs/agent-loop.md): directives read from the latest user
 // entry, and the pure decision "what does the model answer at this point of the
-// conversation". Pure so the same rules can serve the in-process provider and, later,
-// the HTTP fixture server — and so a resumed run sees exactly the same behaviour.
+// conversation". Pure so the same rules serve the in-process provider and the HTTP
+// fixture server (fixture-wire.ts) — and so a resumed run sees exactly the same behaviour.
 
 import type { JsonObject, JsonValue, RunEntry, ToolResultBody } from '../types.ts';
 

@@ -3,7 +3,7 @@
 // on loopback, so tests and the demo drive the real `openai-compatible` provider path:
 //   POST /v1/chat/completions  (JSON or SSE; tool calls streamed as deltas; usage)
 //   GET  /v1/models
-//   POST /v1/embeddings        (the hashing embedder)
+//   POST /v1/embeddings        (the `hash` memory embedder, memory/embedders/hash.ts)
 //
 // `@fail n status` over HTTP: there is no run id on the wire, so the first n requests of
 // a conversation (everything up to its latest user message) fail, and only while no
@@ -16,7 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { decideFixtureStep, parseFixtureScript, splitIntoChunks } from './fixture-script.ts';
 import type { WireAnswer, WireMessage } from './fixture-wire.ts';
 import { completionChunks, completionJson, wireConversation } from './fixture-wire.ts';
-import { DEFAULT_HASHING_DIMENSIONS, hashingEmbedding } from './hashing-embedder.ts';
+import { HASH_DIMENSION, hashEmbed } from '../memory/embedders/hash.ts';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 const MAX_REMEMBERED_CONVERSATIONS = 10_000;
@@ -204,14 +204,14 @@ export async function startFixtureServer(
       Number.isInteger(request.dimensions) &&
       request.dimensions > 0
         ? Math.min(request.dimensions, 4096)
-        : DEFAULT_HASHING_DIMENSIONS;
+        : HASH_DIMENSION;
     const used = inputs.reduce((sum, text: string) => sum + tokens(text), 0);
     sendJson(response, 200, {
       object: 'list',
       data: inputs.map((text: string, index) => ({
         object: 'embedding',
         index,
-        embedding: hashingEmbedding(text, dimensions),
+        embedding: Array.from(hashEmbed(text, dimensions)),
       })),
       model: typeof request.model === 'string' ? request.model : 'fixture-hashing',
       usage: { prompt_tokens: used, total_tokens: used },

@@ -1,4 +1,4 @@
-// `fixture/<anything>`: the deterministic scripted model (spec/agent-loop.md), in
+// `fixture/<anything>`: the deterministic scripted model (docs/agent-loop.md), in
 // process. It decides from the conversation alone (see fixture-script.ts).
 //
 // `@fail n status` and restarts: "the first n requests of this run" are counted as

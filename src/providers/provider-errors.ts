@@ -1,10 +1,12 @@
 // Maps whatever the AI SDK provider layer throws to keel's ProviderError: HTTP errors
-// keep their status and the server's message, 429/5xx/connection failures are
-// retryable, `retry-after-ms` / `Retry-After` become a delay hint. Aborts pass through
+// keep their status and the server's message and are retryable when the provider
+// package's APICallError says so (408/409/429/5xx, minus what the provider knows will not
+// pass: OpenAI's `insufficient_quota`, Anthropic's in-band errors other than
+// `overloaded_error`); connection failures are retryable; `retry-after-ms` / `Retry-After` become a delay hint. Aborts pass through
 // untouched (the run loop knows why it aborted).
 
 import { APICallError } from '@ai-sdk/provider';
-import { ProviderError, isRetryableStatus } from './provider.ts';
+import { ProviderError } from './provider.ts';
 
 /** `retry-after-ms` (OpenAI, milliseconds) wins over `Retry-After` (seconds or a date). */
 export function retryAfterMs(
@@ -53,7 +55,7 @@ export function toProviderError(error: unknown): ProviderError {
     const httpError = status !== null && status >= 400;
     return new ProviderError(serverMessage(error.responseBody) ?? error.message, {
       status: httpError ? status : null,
-      retryable: httpError ? isRetryableStatus(status) : true,
+      retryable: httpError ? error.isRetryable : true,
       retryAfterMs: retryAfterMs(error.responseHeaders),
     });
   }

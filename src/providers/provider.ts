@@ -1,6 +1,6 @@
-// keel's own provider interface (DESIGN.md §9): one model response per call. Adapters
-// turn keel's entries into their wire format; stored history never depends on a
-// library's message type.
+// keel's own provider interface (docs/agent-loop.md, Providers): one model response per
+// call. Adapters turn keel's entries into their wire format; stored history never
+// depends on a library's message type.
 
 import type { AssistantBody, JsonObject, JsonValue, RunEntry, ThreadMessage } from '../types.ts';
 
@@ -66,8 +66,12 @@ export class ProviderError extends Error {
   }
 }
 
-/** 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not. */
-export function isRetryableStatus(status: number | null): boolean {
+/**
+ * 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not.
+ * The default of the AI SDK's APICallError.isRetryable, for errors keel raises itself
+ * (the fixture model); errors from the SDK carry their own decision (provider-errors.ts).
+ */
+function isRetryableStatus(status: number | null): boolean {
   if (status === null) return true;
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }

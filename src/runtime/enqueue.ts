@@ -2,6 +2,7 @@
 // The fingerprint lets a replayed request_id prove it is the same request.
 
 import { createHash } from 'node:crypto';
+import { stringify as stableStringify } from 'safe-stable-stringify';
 import type { EnqueueResult, RunStore } from '../store/store.ts';
 import type { DeliveryRequest, JsonObject, JsonValue, RunSource } from '../types.ts';
 import { newRunId } from '../ids.ts';
@@ -19,13 +20,13 @@ export interface TurnRequest {
   max_queued?: number | null;
 }
 
-/** JSON with object keys sorted, so equal values always hash alike. */
+/**
+ * JSON with object keys sorted (by UTF-16 code units), so equal values always hash
+ * alike. safe-stable-stringify gives byte-for-byte what the hand-written version stored
+ * in existing fingerprints (test/fingerprint.test.ts pins one).
+ */
 export function canonicalJson(value: JsonValue | undefined): string {
-  if (value === undefined) return 'null';
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
-  const keys = Object.keys(value).sort();
-  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(',')}}`;
+  return stableStringify(value ?? null) ?? 'null';
 }
 
 export function turnFingerprint(turn: TurnRequest): string {

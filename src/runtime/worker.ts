@@ -7,6 +7,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
 import type { RunEvent } from './events.ts';
@@ -258,12 +259,10 @@ export function createWorker(options: WorkerOptions): Worker {
       await pumping;
       for (const run of held.values()) run.control.interrupt();
       const graceMs = stopOptions.graceMs ?? DEFAULT_GRACE_MS;
-      let graceTimer: NodeJS.Timeout | undefined;
-      const graceOver = new Promise<void>((resolve) => {
-        graceTimer = setTimeout(resolve, graceMs);
-      });
+      const graceEnded = new AbortController();
+      const graceOver = delay(graceMs, undefined, { signal: graceEnded.signal }).catch(() => {});
       await Promise.race([Promise.all(running), graceOver]);
-      clearTimeout(graceTimer);
+      graceEnded.abort();
       for (const run of held.values()) run.control.stop('shutdown');
       await Promise.all(running);
     },

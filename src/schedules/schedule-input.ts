@@ -24,7 +24,7 @@ function invalid(field: string, message: string): KeelError {
   return new KeelError('VALIDATION_FAILED', `${field}: ${message}`);
 }
 
-export function timingOf(doc: ScheduleDocument, context = 'body'): ScheduleTiming {
+function timingOf(doc: ScheduleDocument, context = 'body'): ScheduleTiming {
   const given = (['cron', 'every_ms', 'at'] as const).filter((key) => doc[key] !== undefined);
   if (given.length !== 1) {
     throw invalid(

@@ -48,11 +48,11 @@ export interface Scheduler {
   tick(): Promise<TickReport>;
 }
 
-export const DEFAULT_TICK_MS = 1000;
-export const DEFAULT_BATCH_SIZE = 32;
-export const DEFAULT_MISFIRE_GRACE_MS = 60_000;
+const DEFAULT_TICK_MS = 1000;
+const DEFAULT_BATCH_SIZE = 32;
+const DEFAULT_MISFIRE_GRACE_MS = 60_000;
 
-export function timingOfSchedule(schedule: Schedule): ScheduleTiming {
+function timingOfSchedule(schedule: Schedule): ScheduleTiming {
   if (schedule.cron !== null && schedule.timezone !== null) {
     return { kind: 'cron', cron: schedule.cron, timezone: schedule.timezone };
   }

@@ -1,5 +1,5 @@
 // The shape of a tool: one zod schema gives validation and the JSON Schema the model
-// sees; `effect` tells the runtime what it may repeat after a crash (docs/reliability.md).
+// sees; `effect` tells the runtime what it may repeat after a crash (docs/agent-loop.md).
 
 import { z } from 'zod';
 import type { JsonObject, JsonValue, ToolErrorCode } from '../types.ts';
@@ -12,8 +12,8 @@ export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;
 export type ToolEffect = (typeof TOOL_EFFECTS)[number];
 
 /**
- * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; later
- * capabilities (memory, artifacts, schedules) arrive here as narrow ports.
+ * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; each
+ * capability (artifacts, schedules, web, memory) arrives here as a narrow port.
  */
 export interface ToolPorts {
   /** The current time; injectable so clock-dependent tools are testable. */

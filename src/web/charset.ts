@@ -13,10 +13,10 @@
 const PRESCAN_BYTES = 1024;
 
 /** WHATWG index-windows-1252 for 0x80–0x9F; every other byte is its own code point. */
-export const WINDOWS_1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+const WINDOWS_1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
 
 /** The WHATWG name of an encoding label TextDecoder supports, else null. */
-export function encodingFor(label: string): string | null {
+function encodingFor(label: string): string | null {
   try {
     return new TextDecoder(label.trim()).encoding;
   } catch {

@@ -1,4 +1,4 @@
-// web_fetch's network path, the public-web boundary of spec/tools.md:
+// web_fetch's network path, the public-web boundary of docs/web-boundary.md:
 //   * http/https only; every hop (at most 5 redirects, followed by hand) is checked again;
 //   * the host is resolved once per hop and EVERY address must be public (address.ts),
 //     unless the host is in `[web] allow_hosts` — the only opening;
@@ -25,8 +25,7 @@ import { htmlToText } from './html.ts';
 
 export type Resolver = (hostname: string) => Promise<{ address: string; family: number }[]>;
 
-export const defaultResolver: Resolver = (hostname) =>
-  dnsLookup(hostname, { all: true, verbatim: true });
+const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export interface FetcherOptions {
   /** DNS, injectable so tests simulate answers. Default: dns.promises.lookup, all addresses. */
@@ -60,7 +59,7 @@ const TEXT_CONTENT =
   /^(text\/[\w.+-]+|application\/([\w.+-]*\+)?(json|xml)|application\/(javascript|x-ndjson|ld\+json|rss\+xml|atom\+xml|xhtml\+xml))$/i;
 
 /** The hostname as compared with allow_hosts: lower case, no trailing dot, IPs canonical. */
-export function canonicalHost(host: string): string {
+function canonicalHost(host: string): string {
   const bare = host.toLowerCase().replace(/\.+$/, '');
   const literal = parseIpLiteral(bare);
   return literal ? formatAddress(literal) : bare.replace(/^\[|\]$/g, '');

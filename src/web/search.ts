@@ -6,9 +6,9 @@
 import { request } from 'undici';
 import type { SearchHit } from '../tools/builtin/web-port.ts';
 import { WebError } from './errors.ts';
-import { decodeEntities } from './html.ts';
+import { DomUtils, parseDocument } from 'htmlparser2';
 
-export const DUCKDUCKGO = 'duckduckgo';
+const DUCKDUCKGO = 'duckduckgo';
 const DUCKDUCKGO_HTML = 'https://html.duckduckgo.com/html/';
 const SEARCH_TIMEOUT_MS = 20_000;
 const MAX_SEARCH_BYTES = 2 * 1_048_576;
@@ -40,14 +40,8 @@ async function getText(url: URL, signal: AbortSignal): Promise<string> {
   }
 }
 
-function stripTags(html: string): string {
-  return decodeEntities(html.replace(/<[^>]*>/g, ''))
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
 /** SearXNG's `results: [{title, url, content}]`. */
-export function parseSearxng(text: string, limit: number): SearchHit[] {
+function parseSearxng(text: string, limit: number): SearchHit[] {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -68,19 +62,49 @@ export function parseSearxng(text: string, limit: number): SearchHit[] {
     }));
 }
 
+type Element = Parameters<typeof DomUtils.getAttributeValue>[0];
+
+function hasClass(element: Element, name: string): boolean {
+  return (DomUtils.getAttributeValue(element, 'class') ?? '').split(/\s+/).includes(name);
+}
+
+function oneLine(element: Element | null): string {
+  return element ? DomUtils.textContent(element).replace(/\s+/g, ' ').trim() : '';
+}
+
+/** The result block around a link: its nearest `result__body` / `results_links` ancestor. */
+function resultOf(link: Element): Element | null {
+  for (let node = link.parent; node; node = node.parent) {
+    if (
+      DomUtils.isTag(node) &&
+      (hasClass(node, 'result__body') || hasClass(node, 'results_links'))
+    ) {
+      return node;
+    }
+  }
+  return null;
+}
+
 /** DuckDuckGo HTML results: `result__a` links (with a uddg= redirect) and `result__snippet`. */
 export function parseDuckDuckGo(html: string, limit: number): SearchHit[] {
   const hits: SearchHit[] = [];
-  const blocks = html.split(/class="result__body|class="result results_links/).slice(1);
-  for (const block of blocks) {
-    const link = /class="result__a"[^>]*href="([^"]+)"[^>]*>([\s\S]*?)<\/a>/.exec(block);
-    if (!link) continue;
-    let url = decodeEntities(link[1] ?? '');
+  const links = DomUtils.findAll(
+    (element) => hasClass(element, 'result__a'),
+    parseDocument(html).children,
+  );
+  for (const link of links) {
+    const result = resultOf(link);
+    const href = DomUtils.getAttributeValue(link, 'href');
+    if (!result || !href) continue;
+    let url = href;
     const redirected = /[?&]uddg=([^&]+)/.exec(url);
     if (redirected) url = decodeURIComponent(redirected[1] ?? '');
     if (url.startsWith('//')) url = `https:${url}`;
-    const snippet = /class="result__snippet"[^>]*>([\s\S]*?)<\/(a|div|td)>/.exec(block);
-    hits.push({ title: stripTags(link[2] ?? ''), url, snippet: stripTags(snippet?.[1] ?? '') });
+    const snippet = DomUtils.findOne(
+      (element) => hasClass(element, 'result__snippet'),
+      result.children,
+    );
+    hits.push({ title: oneLine(link), url, snippet: oneLine(snippet) });
     if (hits.length >= limit) break;
   }
   return hits;

@@ -1,4 +1,4 @@
-// The invariant checks of the crash tests (spec/reliability.md I1–I6, I9, I11), read from
+// The invariant checks of the crash tests (docs/reliability.md I1–I6, I9, I11), read from
 // a stopped data dir and the effect sink's log. They come in two sizes so that the sweep
 // (one scripted run and its follow-up, crash-harness.ts) and the random crash loop (many
 // runs over many scopes, crash-loop.ts) check the same things:

@@ -1,7 +1,7 @@
 // Crash-test plumbing shared by the crash sweep, the random crash loop and the seeded-bug
 // tests: `keel serve` as a child process (killed at a fault point or at random, restarted
 // on the same data dir), the effect sink process, and the sweep's scenario, checked by
-// crash-checks.ts against the stopped data dir and the sink log (spec/reliability.md I1,
+// crash-checks.ts against the stopped data dir and the sink log (docs/reliability.md I1,
 // I3–I6, I9, I11).
 
 import type { ChildProcess } from 'node:child_process';

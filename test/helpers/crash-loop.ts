@@ -1,4 +1,4 @@
-// The random crash loop (spec/reliability.md, test family 3): M turns over S scopes of a
+// The random crash loop (docs/reliability.md, Invariants): M turns over S scopes of a
 // real `keel serve`, submitted in waves while it lives, and K SIGKILLs at random moments —
 // no fault points — each followed by a restart on the same data dir that resubmits, with
 // the same request_id, every turn whose submit got no answer. A last life without kills

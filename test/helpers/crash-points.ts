@@ -4,6 +4,7 @@
 
 import { serve } from './crash-harness.ts';
 import { TENANT, call } from './crash-harness.ts';
+import { waitFor } from './wait-for.ts';
 
 /** The figures line of the point tests; every one but `kills` must end 0. */
 export interface PointFigures {
@@ -23,9 +24,8 @@ export function emptyPointFigures(): PointFigures {
   return { points: new Set(), kills: 0, lost: 0, duplicated: 0, stale_acks: 0, partial: 0 };
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** Only for waiting that something does NOT happen; anything else waits on a condition. */
+export { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * One life of `keel serve` on `dataDir` with `point=hit*kill`: `act` drives it up to the
@@ -83,13 +83,10 @@ export async function untilTrace(
   found: (events: TraceEventOnWire[]) => boolean,
   what: string,
 ): Promise<TraceEventOnWire[]> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
+  return waitFor(`${runId}: ${what}`, async () => {
     const events = await traceOf(url, runId);
-    if (found(events)) return events;
-    if (Date.now() > deadline) throw new Error(`${runId}: ${what} never happened`);
-    await sleep(25);
-  }
+    return found(events) ? events : null;
+  });
 }
 
 export interface DeliveryOnWire {

@@ -1,4 +1,4 @@
-// Memory over REST (spec/http-api.md, spec/memory.md): keyset list, hybrid search, and
+// Memory over REST (docs/http-api.md, docs/memory.md): keyset list, hybrid search, and
 // get/put/delete of one fact. `search` is a route, never a fact id.
 
 import { z } from 'zod';

@@ -1,4 +1,4 @@
-// POST T/presets/memory-maintenance (spec/memory.md): installs, idempotently, the
+// POST T/presets/memory-maintenance (docs/memory.md): installs, idempotently, the
 // memory-only agent `memory-maintainer` and a disabled weekly schedule for it.
 // Installing makes no model call; enabling is an ordinary schedule update.
 //

@@ -10,7 +10,7 @@ import { createOnnxEmbedder } from './onnx.ts';
 import { createOpenAiEmbedder } from './openai.ts';
 import { join } from 'node:path';
 
-export const EMBEDDER_FORMS = 'glove-sif, hash, openai:<provider>/<model>, onnx:<dir>';
+const EMBEDDER_FORMS = 'glove-sif, hash, openai:<provider>/<model>, onnx:<dir>';
 
 export type EmbedderConfig = Pick<KeelConfig, 'data_dir' | 'providers' | 'provider_keys'> & {
   memory: Pick<KeelConfig['memory'], 'embedder'>;

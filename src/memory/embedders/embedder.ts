@@ -1,4 +1,4 @@
-// One interface for every embedder (spec/memory.md). A vector is always stored with the
+// One interface for every embedder (docs/memory.md). A vector is always stored with the
 // id of the embedder that made it and its dimension, so vectors of two models are never
 // compared with each other.
 

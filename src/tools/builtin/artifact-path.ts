@@ -1,9 +1,9 @@
-// The artifact path rule of spec/http-api.md, shared by the HTTP routes and the tools:
+// The artifact path rule of docs/http-api.md, shared by the HTTP routes and the tools:
 // `/`-separated segments, none empty, `.` or `..`, at most 512 bytes of UTF-8, no
 // control characters, no leading `/`. Checked on the decoded path, so a percent-encoded
 // traversal (`%2e%2e/`) is refused like the plain one.
 
-export const MAX_ARTIFACT_PATH_BYTES = 512;
+const MAX_ARTIFACT_PATH_BYTES = 512;
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -1,4 +1,8 @@
 // A small arithmetic language for calc_eval, parsed by recursive descent (never eval).
+// Kept hand-written rather than a math library (mathjs, expr-eval): the model's input is
+// untrusted, and this grammar has no assignment, objects or functions beyond the list
+// below, bounds nesting depth and input size (CALC_LIMITS), and names the position of
+// every error — what a general-purpose evaluator would have to be fenced in to give.
 //
 //   expression := sum
 //   sum        := product (('+' | '-') product)*
@@ -17,7 +21,7 @@ export class CalcError extends Error {
   }
 }
 
-export const CALC_LIMITS = { maxLength: 1000, maxDepth: 64, maxFactorial: 170 } as const;
+const CALC_LIMITS = { maxLength: 1000, maxDepth: 64, maxFactorial: 170 } as const;
 
 const CONSTANTS: Record<string, number> = { pi: Math.PI, e: Math.E, tau: 2 * Math.PI };
 

@@ -50,7 +50,7 @@ export async function asToolCall<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * The maintenance rule (spec/memory.md), enforced here and not by prompt: the
+ * The maintenance rule (docs/memory.md), enforced here and not by prompt: the
  * memory-maintainer may change a namespace only after this run paged through
  * memory_list for it completely (from no cursor, following next_cursor to null).
  */
