@@ -28,3 +28,20 @@ export async function pageWithinBudget<T>(
   const fits = itemsWithinBudget(page.items, budgetBytes);
   return fits === page.items.length ? page : fetch(fits);
 }
+
+/** The paging half of a list route's query string. */
+export interface PageQuery {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+export type ListPager = <T>(
+  query: PageQuery,
+  fetch: (limit: number, cursor: string | undefined) => Promise<ListPage<T>>,
+) => Promise<ListPage<T>>;
+
+/** A list route's pager: the query's limit and keyset cursor, within `budgetBytes`. */
+export function listPager(budgetBytes: number): ListPager {
+  return (query, fetch) =>
+    pageWithinBudget((limit) => fetch(limit, query.cursor), query.limit, budgetBytes);
+}
