@@ -1,9 +1,9 @@
 // What every repository of the PostgreSQL store shares: the pool, the schema, the
 // clock, fault points, seeded bugs and the one way to write — BEGIN … COMMIT on one
-// pooled client, change notifications sent with pg_notify inside the transaction (so
-// other processes hear them only if it commits) and to this process's listeners after
-// the commit.
+// pooled client, change notifications sent after the commit: to this process's
+// listeners at once and to other processes with pg_notify, batched (see publish).
 
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
@@ -216,7 +216,7 @@ export class PgContext {
 
   /** Resolves when every change committed so far has been sent (close waits for it). */
   async drain(): Promise<void> {
-    while (this.publishing) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (this.publishing) await delay(1);
   }
 
   notify(changes: readonly StoreChange[]): void {
