@@ -40,7 +40,7 @@ const listQuery = z.strictObject({
 });
 
 /** Does an If-None-Match header name this entity tag (weak comparison, or `*`)? */
-export function etagMatches(header: string | undefined, sha256: string): boolean {
+function etagMatches(header: string | undefined, sha256: string): boolean {
   if (header === undefined) return false;
   return header
     .split(',')

@@ -26,7 +26,7 @@ type Deps = ApiDepsWith<ScheduleStore>;
 
 const scheduleParams = z.strictObject({ tenant: nameSchema, name: nameSchema });
 
-export const scheduleBodySchema = z
+const scheduleBodySchema = z
   .strictObject({
     agent: nameSchema,
     scope: scopeSchema,

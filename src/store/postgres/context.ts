@@ -29,7 +29,7 @@ export interface Tx extends Sql {
   readonly changes: StoreChange[];
 }
 
-export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
+function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
   // A lost connection or a full disk reaches the caller as STORE_UNAVAILABLE.
   const run = (text: string, params?: readonly SqlParam[]) =>
     runner.query(text, params as unknown[] | undefined).catch((error: unknown) => {
@@ -49,7 +49,7 @@ export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
 }
 
 /** The database clock in milliseconds; the transaction's start time inside a transaction. */
-export const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
+const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
 
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
@@ -60,7 +60,7 @@ export function quoteIdent(name: string): string {
 }
 
 /** The notification payload: small, so it stays far below NOTIFY's 8000-byte limit. */
-export function encodeChange(origin: string, change: StoreChange): string {
+function encodeChange(origin: string, change: StoreChange): string {
   const extra =
     change.kind === 'run.event'
       ? change.seq

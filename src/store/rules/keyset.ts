@@ -9,7 +9,7 @@ import { decodeCursor } from '../rows.ts';
 export type KeysetValue = string | number;
 
 /** A condition on one parameter; the SQL may name it more than once. */
-export interface KeysetCondition {
+interface KeysetCondition {
   value: KeysetValue;
   sql: (param: () => string) => string;
 }

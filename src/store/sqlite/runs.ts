@@ -27,7 +27,7 @@ import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
 import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
 
-export function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
+function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
   return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
 }
 
