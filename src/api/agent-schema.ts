@@ -63,6 +63,6 @@ export const agentSpecSchema = z
   .describe('agent definition (application/json or application/toml)');
 
 // Compile-time check: the parsed document is exactly an AgentSpec.
-export type ParsedAgentSpec = z.output<typeof agentSpecSchema>;
+type ParsedAgentSpec = z.output<typeof agentSpecSchema>;
 const _agentSpecMatches: (spec: ParsedAgentSpec) => AgentSpec = (spec) => spec;
 void _agentSpecMatches;

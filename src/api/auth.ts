@@ -16,9 +16,9 @@ import type { TenantStore } from '../store/store.ts';
  * admin: the admin token only; tenant: admin or a token of the tenant in the path;
  * metrics: the admin token when one is configured.
  */
-export type AuthMode = 'open' | 'admin' | 'tenant' | 'metrics';
+type AuthMode = 'open' | 'admin' | 'tenant' | 'metrics';
 
-export type Principal =
+type Principal =
   { kind: 'anonymous' } | { kind: 'admin' } | { kind: 'tenant'; tenant: string; token_id: string };
 
 declare module 'fastify' {
@@ -43,7 +43,7 @@ function sha256(value: string): Buffer {
 }
 
 /** The stored form of a tenant token: sha256 hex. The token itself is never stored. */
-export function hashToken(token: string): string {
+function hashToken(token: string): string {
   return sha256(token).toString('hex');
 }
 
@@ -53,12 +53,12 @@ export function mintTenantToken(): { id: string; token: string; hash: string } {
   return { id, token, hash: hashToken(token) };
 }
 
-export function tenantTokenId(token: string): string | null {
+function tenantTokenId(token: string): string | null {
   return TENANT_TOKEN.exec(token)?.[1] ?? null;
 }
 
 /** Constant time: both sides are hashed to equal-length digests before comparing. */
-export function adminTokenMatches(presented: string, adminToken: string): boolean {
+function adminTokenMatches(presented: string, adminToken: string): boolean {
   return timingSafeEqual(sha256(presented), sha256(adminToken));
 }
 
@@ -86,7 +86,7 @@ export function hostOfHeader(header: string | undefined): string | null {
   return match?.[1] ?? null;
 }
 
-export function isLoopbackHostHeader(header: string | undefined): boolean {
+function isLoopbackHostHeader(header: string | undefined): boolean {
   const host = hostOfHeader(header);
   return host !== null && isLoopbackHost(host);
 }

@@ -32,7 +32,7 @@ function rejectProtoKeys(value: unknown): void {
   }
 }
 
-export function parseJsonBody(text: string): unknown {
+function parseJsonBody(text: string): unknown {
   // An empty body is "no body": a route whose schema needs one reports the missing field.
   if (text.trim() === '') return undefined;
   let value: unknown;
@@ -46,7 +46,7 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
-export function parseTomlBody(text: string): unknown {
+function parseTomlBody(text: string): unknown {
   let value: unknown;
   try {
     value = parseToml(text);

@@ -49,7 +49,7 @@ function hostAuthority(host: string | undefined): string | null {
 }
 
 /** Why the request looks cross-site, or null. */
-export function crossSiteProblem(headers: FastifyRequest['headers']): string | null {
+function crossSiteProblem(headers: FastifyRequest['headers']): string | null {
   if (headers['sec-fetch-site'] === 'cross-site') {
     return 'cross-site requests are refused (Sec-Fetch-Site: cross-site)';
   }

@@ -6,10 +6,10 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import type { ErrorCode } from '../errors.ts';
-import { ERROR_CATALOGUE, KeelError, isKeelError } from '../errors.ts';
+import { KeelError, isKeelError } from '../errors.ts';
 import { RouteMethods } from './route-methods.ts';
 
-export interface ErrorBody {
+interface ErrorBody {
   error: { code: string; message: string; request_id: string };
 }
 
@@ -42,7 +42,7 @@ function fieldPath(context: string, instancePath: string): string {
 }
 
 /** Turns zod issues (as fastify-type-provider-zod reports them) into one KeelError. */
-export function validationToKeelError(issues: ValidationIssue[], context: string): KeelError {
+function validationToKeelError(issues: ValidationIssue[], context: string): KeelError {
   const unknown = issues.filter((issue) => issue.keyword === 'unrecognized_keys');
   if (unknown.length > 0) {
     const names = unknown.flatMap((issue) => {
@@ -67,7 +67,7 @@ function retryAfterSeconds(error: KeelError): number | null {
 }
 
 /** Normalizes anything thrown during a request into a KeelError that may be shown. */
-export function toPublicError(error: unknown, request: FastifyRequest): KeelError {
+function toPublicError(error: unknown, request: FastifyRequest): KeelError {
   if (isKeelError(error)) {
     // Run-failure and startup codes describe the server, not the request: keep them
     // out of responses.
@@ -88,7 +88,7 @@ export function toPublicError(error: unknown, request: FastifyRequest): KeelErro
   return new KeelError('INTERNAL');
 }
 
-export function sendError(reply: FastifyReply, request: FastifyRequest, error: KeelError): void {
+function sendError(reply: FastifyReply, request: FastifyRequest, error: KeelError): void {
   const retryAfter = retryAfterSeconds(error);
   if (retryAfter !== null) void reply.header('retry-after', String(retryAfter));
   if (error.code === 'UNAUTHENTICATED') void reply.header('www-authenticate', 'Bearer');
@@ -144,5 +144,3 @@ export function frameworkErrorHandler(
 ): void {
   sendError(reply, request, toPublicError(error, request));
 }
-
-export const INTERNAL_MESSAGE = ERROR_CATALOGUE.INTERNAL.message;

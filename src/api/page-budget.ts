@@ -3,13 +3,13 @@
 // number of items that fit (at least one), so the store hands out its own keyset cursor
 // for the shorter page and the caller pages on from there; nothing is skipped.
 
-export interface ListPage<T> {
+interface ListPage<T> {
   items: T[];
   next_cursor: string | null;
 }
 
 /** How many leading items fit in `budgetBytes` of JSON (at least one). */
-export function itemsWithinBudget(items: readonly unknown[], budgetBytes: number): number {
+function itemsWithinBudget(items: readonly unknown[], budgetBytes: number): number {
   let bytes = 0;
   for (let index = 0; index < items.length; index += 1) {
     bytes += Buffer.byteLength(JSON.stringify(items[index]) ?? '', 'utf8') + 1;
@@ -19,7 +19,7 @@ export function itemsWithinBudget(items: readonly unknown[], budgetBytes: number
 }
 
 /** `fetch(limit)` must return the same first items for a smaller limit (keyset paging). */
-export async function pageWithinBudget<T>(
+async function pageWithinBudget<T>(
   fetch: (limit: number) => Promise<ListPage<T>>,
   limit: number,
   budgetBytes: number,
@@ -27,4 +27,21 @@ export async function pageWithinBudget<T>(
   const page = await fetch(limit);
   const fits = itemsWithinBudget(page.items, budgetBytes);
   return fits === page.items.length ? page : fetch(fits);
+}
+
+/** The paging half of a list route's query string. */
+interface PageQuery {
+  limit: number;
+  cursor?: string | undefined;
+}
+
+type ListPager = <T>(
+  query: PageQuery,
+  fetch: (limit: number, cursor: string | undefined) => Promise<ListPage<T>>,
+) => Promise<ListPage<T>>;
+
+/** A list route's pager: the query's limit and keyset cursor, within `budgetBytes`. */
+export function listPager(budgetBytes: number): ListPager {
+  return (query, fetch) =>
+    pageWithinBudget((limit) => fetch(limit, query.cursor), query.limit, budgetBytes);
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { KeelError } from '../errors.ts';
 
-export interface RateLimitOptions {
+interface RateLimitOptions {
   requestsPerS: number;
   burst: number;
   /** Epoch ms; injected by tests. */

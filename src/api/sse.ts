@@ -3,7 +3,7 @@
 
 import type { ServerResponse } from 'node:http';
 
-export interface SseMessage {
+interface SseMessage {
   /** Only persisted events carry an id (their trace seq): what Last-Event-ID resumes from. */
   id?: number;
   event: string;

@@ -3,21 +3,16 @@
 // tool calls and their results in between. `/quit` or end of input leaves.
 
 import { createInterface } from 'node:readline/promises';
-import { parseArgs } from 'node:util';
 import { ApiError, createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter } from './event-printer.ts';
 
 export const CHAT_USAGE = `keel chat <agent> [scope] ${CLIENT_USAGE}`;
 
 export async function chatCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: CLIENT_OPTIONS,
-  });
+  const { values, positionals } = parseCommand(argv, CLIENT_OPTIONS);
   const [agent, scope = 'terminal'] = positionals;
   if (!agent) throw new UsageError(`usage: ${CHAT_USAGE}`);
   const client = createClient(loadClientConfig(values));

@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import type { KeelClient, StreamEvent } from './client.ts';
 import { ApiError, createClient } from './client.ts';
 import type { KeelChild } from './demo-processes.ts';
 import { freePort, startKeelChild, stopChild } from './demo-processes.ts';
+import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
 import { waitForTerminal } from './turn.ts';
@@ -131,22 +131,20 @@ async function showTrace(tour: Tour, client: KeelClient, runId: string): Promise
 
 async function pullOnly(tour: Tour, client: KeelClient): Promise<void> {
   tour.title('Pull-only results: no webhook, the client asks (idempotent by request_id)');
-  const first = await submit(
-    client,
-    'pull',
-    'summarize: durable runs survive crashes\n@reply runs are checkpointed after every step',
-    { request_id: 'demo-pull-1' },
-  );
+  // The same request twice: the second must come back as the first run.
+  const submitPull = () =>
+    submit(
+      client,
+      'pull',
+      'summarize: durable runs survive crashes\n@reply runs are checkpointed after every step',
+      { request_id: 'demo-pull-1' },
+    );
+  const first = await submitPull();
   const run = await waitForTerminal(client, first.run_id);
   tour.say(
     `GET …/runs/${first.run_id}/wait → ${run.status}: ${JSON.stringify(replyText(run.output))}`,
   );
-  const again = await submit(
-    client,
-    'pull',
-    'summarize: durable runs survive crashes\n@reply runs are checkpointed after every step',
-    { request_id: 'demo-pull-1' },
-  );
+  const again = await submitPull();
   tour.say(
     `the same request again → ${again.run_id === first.run_id ? 'the same run' : 'a NEW run'}, deduplicated: ${again.deduplicated}`,
   );
@@ -263,12 +261,7 @@ export async function demoCommand(
   argv: string[],
   write: Write = (text) => void process.stdout.write(text),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: { keep: { type: 'boolean' } },
-  });
+  const { values, positionals } = parseCommand(argv, { keep: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`demo takes no arguments: ${positionals[0]}`);
   const started = Date.now();
   const tour = new Tour(write);

@@ -1,19 +1,17 @@
 // `keel fixture-model --listen 127.0.0.1:PORT`: the deterministic fixture model as an
 // OpenAI-compatible server (providers/fixture-server.ts) until SIGTERM/SIGINT.
 
-import { parseArgs } from 'node:util';
 import { isLoopbackHost, parseListen } from '../config.ts';
 import { startFixtureServer } from '../providers/fixture-server.ts';
+import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 
 export const FIXTURE_MODEL_USAGE = `keel fixture-model [--listen 127.0.0.1:PORT] [--chunk-delay-ms N]`;
 
 export async function fixtureModelCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: { listen: { type: 'string' }, 'chunk-delay-ms': { type: 'string' } },
+  const { values, positionals } = parseCommand(argv, {
+    listen: { type: 'string' },
+    'chunk-delay-ms': { type: 'string' },
   });
   if (positionals.length > 0)
     throw new UsageError(`fixture-model takes no arguments: ${positionals[0]}`);

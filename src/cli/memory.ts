@@ -4,12 +4,11 @@
 // picks up exactly the facts that are still stale. Progress goes to stderr.
 // It takes the data-dir lock, so it refuses while a server owns the data dir.
 
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
 import { inertFailpoints } from '../failpoints.ts';
 import { openStore } from '../main.ts';
 import { createEmbedder } from '../memory/embedders/create.ts';
 import { createMemoryService } from '../memory/service.ts';
+import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
 export const MEMORY_USAGE = `keel memory reindex [--batch-size N] [--config FILE] [--data-dir DIR] [--store-url URL]`;
@@ -19,16 +18,9 @@ export async function memoryCommand(
   print: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
   progress: (text: string) => void = (text) => process.stderr.write(text),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      'batch-size': { type: 'string' },
-      config: { type: 'string' },
-      'data-dir': { type: 'string' },
-      'store-url': { type: 'string' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...SERVER_OPTIONS,
+    'batch-size': { type: 'string' },
   });
   const [action, ...rest] = positionals;
   if (action !== 'reindex')
@@ -38,11 +30,7 @@ export async function memoryCommand(
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw new UsageError('--batch-size: expected an integer 1–10000');
   }
-  const config = loadConfig({
-    config: values.config,
-    data_dir: values['data-dir'],
-    store_url: values['store-url'],
-  });
+  const config = loadServerConfig(values);
   const { store } = await openStore(config, inertFailpoints);
   try {
     const memory = createMemoryService({ store, embedder: createEmbedder(config) });

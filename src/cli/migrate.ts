@@ -1,10 +1,9 @@
 // `keel migrate [--check]`: applies pending schema migrations (serve does it too), or
 // with --check only reports them and exits non-zero when any is pending.
 
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
 import { migratePostgres } from '../store/postgres/index.ts';
 import { migrateSqlite } from '../store/sqlite/index.ts';
+import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
 export const MIGRATE_USAGE = `keel migrate [--check] [--config FILE] [--data-dir DIR] [--store-url URL]`;
@@ -13,23 +12,12 @@ export async function migrateCommand(
   argv: string[],
   print: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      check: { type: 'boolean' },
-      config: { type: 'string' },
-      'data-dir': { type: 'string' },
-      'store-url': { type: 'string' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...SERVER_OPTIONS,
+    check: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`migrate takes no arguments: ${positionals[0]}`);
-  const config = loadConfig({
-    config: values.config,
-    data_dir: values['data-dir'],
-    store_url: values['store-url'],
-  });
+  const config = loadServerConfig(values);
   const { url, durability } = config.store;
   // Both backends report alike: current, latest, applied, pending.
   const migrate = url.startsWith('sqlite:')

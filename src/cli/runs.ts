@@ -1,6 +1,6 @@
 // `keel runs [list|show <id>|trace <id>|cancel <id>]`: inspect and control runs.
 
-import { parseArgs } from 'node:util';
+import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
@@ -13,18 +13,13 @@ export async function runsCommand(
   argv: string[],
   print: Print = (text) => process.stdout.write(text),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      ...CLIENT_OPTIONS,
-      agent: { type: 'string' },
-      scope: { type: 'string' },
-      status: { type: 'string' },
-      limit: { type: 'string' },
-      reason: { type: 'string' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...CLIENT_OPTIONS,
+    agent: { type: 'string' },
+    scope: { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
+    reason: { type: 'string' },
   });
   const [action = 'list', id] = positionals;
   const client = createClient(loadClientConfig(values));

@@ -1,10 +1,9 @@
 // `keel serve`: API + workers in one process until SIGTERM/SIGINT, then a graceful
 // stop (in-flight runs interrupted at a checkpoint, leases released) and exit 0.
 
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
 import type { KeelOptions, KeelRole } from '../main.ts';
 import { KEEL_ROLES, startKeel } from '../main.ts';
+import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
 export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
@@ -17,31 +16,18 @@ export async function serveCommand(
   argv: string[],
   injected: Pick<KeelOptions, 'failpoints' | 'seededBugs'> = {},
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      config: { type: 'string' },
-      listen: { type: 'string' },
-      'data-dir': { type: 'string' },
-      'store-url': { type: 'string' },
-      role: { type: 'string' },
-      pretty: { type: 'boolean' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...SERVER_OPTIONS,
+    listen: { type: 'string' },
+    role: { type: 'string' },
+    pretty: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments: ${positionals[0]}`);
   const role = (values.role ?? 'all') as KeelRole;
   if (!KEEL_ROLES.includes(role)) {
     throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
   }
-  const config = loadConfig({
-    config: values.config,
-    listen: values.listen,
-    data_dir: values['data-dir'],
-    store_url: values['store-url'],
-    pretty: values.pretty,
-  });
+  const config = loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
   const keel = await startKeel(config, { role, ...injected });
   process.stdout.write(`${keel.banner}\n`);
 

@@ -2,9 +2,9 @@
 // `keel agent put <name> <file.toml>`.
 
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 
 export const TENANT_USAGE = `keel tenant create <name> ${CLIENT_USAGE}`;
@@ -15,7 +15,7 @@ type Print = (text: string) => void;
 const stdout: Print = (text) => process.stdout.write(text);
 
 function parse(argv: string[]) {
-  return parseArgs({ args: argv, strict: true, allowPositionals: true, options: CLIENT_OPTIONS });
+  return parseCommand(argv, CLIENT_OPTIONS);
 }
 
 export async function tenantCommand(argv: string[], print: Print = stdout): Promise<number> {

@@ -1,10 +1,10 @@
 // `keel turn <agent> <scope> <text>`: submit a turn; `--wait` prints the output when the
 // run ends, `--stream` shows its events as they happen.
 
-import { parseArgs } from 'node:util';
 import type { KeelClient } from './client.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
 
@@ -39,17 +39,12 @@ function printOutcome(run: Record<string, unknown>, print: Print): number {
 }
 
 export async function turnCommand(argv: string[], print: Print = stdout): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      ...CLIENT_OPTIONS,
-      wait: { type: 'boolean' },
-      stream: { type: 'boolean' },
-      'request-id': { type: 'string' },
-      'deliver-to': { type: 'string' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...CLIENT_OPTIONS,
+    wait: { type: 'boolean' },
+    stream: { type: 'boolean' },
+    'request-id': { type: 'string' },
+    'deliver-to': { type: 'string' },
   });
   const [agent, scope, ...words] = positionals;
   if (!agent || !scope || words.length === 0) throw new UsageError(`usage: ${TURN_USAGE}`);

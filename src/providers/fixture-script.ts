@@ -117,13 +117,7 @@ function parseObject(text: string): JsonObject | null {
 
 /** Reads the run's own entries: the latest user entry and everything after it. */
 export function fixtureConversation(entries: readonly RunEntry[]): FixtureConversation {
-  let start = -1;
-  for (let index = entries.length - 1; index >= 0; index--) {
-    if (entries[index]?.kind === 'user') {
-      start = index;
-      break;
-    }
-  }
+  const start = entries.findLastIndex((item) => item.kind === 'user');
   const user = start >= 0 ? entries[start] : undefined;
   const conversation: FixtureConversation = {
     runId: user?.run_id ?? entries[0]?.run_id ?? null,
@@ -173,4 +167,25 @@ export function splitIntoChunks(text: string, n: number): string[] {
     chunks.push(text.slice(offset, offset + size));
   }
   return chunks.length > 0 ? chunks : [''];
+}
+
+/**
+ * How often each conversation has failed on purpose (`@fail n`): the next failure's
+ * number, or null once all n are spent. Bounded: conversations that never succeed must
+ * not grow it forever, so the oldest is forgotten first.
+ */
+export class ScriptedFailures {
+  private readonly counts = new Map<string, number>();
+  constructor(private readonly remembered = 10_000) {}
+
+  next(key: string, count: number): number | null {
+    const failed = this.counts.get(key) ?? 0;
+    if (failed >= count) return null;
+    if (this.counts.size >= this.remembered && !this.counts.has(key)) {
+      const oldest = this.counts.keys().next().value;
+      if (oldest !== undefined) this.counts.delete(oldest);
+    }
+    this.counts.set(key, failed + 1);
+    return failed + 1;
+  }
 }

@@ -13,13 +13,17 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { decideFixtureStep, parseFixtureScript, splitIntoChunks } from './fixture-script.ts';
+import {
+  decideFixtureStep,
+  parseFixtureScript,
+  ScriptedFailures,
+  splitIntoChunks,
+} from './fixture-script.ts';
 import type { WireAnswer, WireMessage } from './fixture-wire.ts';
 import { completionChunks, completionJson, wireConversation } from './fixture-wire.ts';
 import { HASH_DIMENSION, hashEmbed } from '../memory/embedders/hash.ts';
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
-const MAX_REMEMBERED_CONVERSATIONS = 10_000;
 /** Statuses that tell a client when to come back. */
 const RETRY_AFTER_STATUSES = new Set([429, 503, 529]);
 
@@ -94,19 +98,8 @@ export async function startFixtureServer(
   options: FixtureServerOptions = {},
 ): Promise<FixtureServer> {
   const stats: FixtureServerStats = { requests: 0, abandoned: 0 };
-  const failures = new Map<string, number>();
+  const failures = new ScriptedFailures();
   let sequence = 0;
-
-  function scriptedFailure(key: string, count: number): number | null {
-    const failed = failures.get(key) ?? 0;
-    if (failed >= count) return null;
-    if (failures.size >= MAX_REMEMBERED_CONVERSATIONS && !failures.has(key)) {
-      const oldest = failures.keys().next().value;
-      if (oldest !== undefined) failures.delete(oldest);
-    }
-    failures.set(key, failed + 1);
-    return failed + 1;
-  }
 
   async function chatCompletion(
     body: string,
@@ -136,7 +129,7 @@ export async function startFixtureServer(
       const key = createHash('sha256')
         .update(JSON.stringify(messages.slice(0, lastUser + 1)))
         .digest('hex');
-      const nth = scriptedFailure(key, script.fail.count);
+      const nth = failures.next(key, script.fail.count);
       if (nth !== null) {
         const status = script.fail.status;
         throw Object.assign(

@@ -56,13 +56,7 @@ function resultOf(name: string, content: string): FixtureConversation['results']
 
 /** The latest user message's text and what followed it, as the fixture rules need. */
 export function wireConversation(messages: readonly WireMessage[]): FixtureConversation {
-  let start = -1;
-  for (let index = messages.length - 1; index >= 0; index--) {
-    if (messages[index]?.role === 'user') {
-      start = index;
-      break;
-    }
-  }
+  const start = messages.findLastIndex((item) => item.role === 'user');
   const conversation: FixtureConversation = {
     runId: null,
     userText: start >= 0 ? contentText(messages[start]?.content) : '',

@@ -18,11 +18,9 @@ import {
   decideFixtureStep,
   fixtureConversation,
   parseFixtureScript,
+  ScriptedFailures,
   splitIntoChunks,
 } from './fixture-script.ts';
-
-/** Bounds the failure memory: runs that never succeed must not grow it forever. */
-const MAX_REMEMBERED_RUNS = 10_000;
 
 function abortError(): DOMException {
   return new DOMException('the model call was aborted', 'AbortError');
@@ -40,19 +38,7 @@ function inputText(request: ModelRequest): string {
 }
 
 export function createFixtureProvider(): Provider {
-  const failuresByRun = new Map<string, number>();
-
-  function scriptedFailure(runId: string | null, count: number): number | null {
-    const key = runId ?? '';
-    const failed = failuresByRun.get(key) ?? 0;
-    if (failed >= count) return null;
-    if (failuresByRun.size >= MAX_REMEMBERED_RUNS && !failuresByRun.has(key)) {
-      const oldest = failuresByRun.keys().next().value;
-      if (oldest !== undefined) failuresByRun.delete(oldest);
-    }
-    failuresByRun.set(key, failed + 1);
-    return failed + 1;
-  }
+  const failures = new ScriptedFailures();
 
   return {
     name: 'fixture',
@@ -69,7 +55,7 @@ export function createFixtureProvider(): Provider {
       }
 
       if (script.fail && conversation.steps === 0) {
-        const nth = scriptedFailure(conversation.runId, script.fail.count);
+        const nth = failures.next(conversation.runId ?? '', script.fail.count);
         if (nth !== null) {
           throw new ProviderError(
             `fixture: scripted failure ${nth} of ${script.fail.count} (status ${script.fail.status})`,

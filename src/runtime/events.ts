@@ -57,5 +57,3 @@ export type RunEvent =
   | { type: 'run.cancelled'; data: { reason: string | null } };
 
 export type LiveEvent = { type: 'model.delta'; data: { step: number; text: string } };
-
-export type RunEventType = RunEvent['type'];

@@ -8,7 +8,7 @@ import { runFailed } from './finalize.ts';
 import type { OutputSchemas } from './output-schema.ts';
 
 /** A JSON object answer is used as is; anything else becomes `{reply: text}`. */
-export function finalOutput(text: string): JsonObject {
+function finalOutput(text: string): JsonObject {
   const trimmed = text.trim();
   if (trimmed.startsWith('{')) {
     try {
@@ -21,7 +21,7 @@ export function finalOutput(text: string): JsonObject {
   return { reply: text };
 }
 
-export function repairNote(problems: string[], schema: JsonObject): string {
+function repairNote(problems: string[], schema: JsonObject): string {
   return [
     'Your final answer does not match the required output schema:',
     ...problems.map((problem) => `- ${problem}`),
@@ -29,8 +29,7 @@ export function repairNote(problems: string[], schema: JsonObject): string {
   ].join('\n');
 }
 
-export type AnswerVerdict =
-  { kind: 'final'; outcome: RunOutcome } | { kind: 'repair'; note: string };
+type AnswerVerdict = { kind: 'final'; outcome: RunOutcome } | { kind: 'repair'; note: string };
 
 /** Judges the last (final) answer of a run against the agent's output_schema. */
 export function judgeFinalAnswer(

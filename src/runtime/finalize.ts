@@ -9,7 +9,7 @@ import type { Logger } from '../logger.ts';
 import type { Fence, FinalizeInput, RunStore } from '../store/store.ts';
 import type { Run, RunOutcome } from '../types.ts';
 
-export type FailedOutcome = Extract<RunOutcome, { status: 'failed' }>;
+type FailedOutcome = Extract<RunOutcome, { status: 'failed' }>;
 
 /** The one way a run failure is built: a catalogue code and a message for the caller. */
 export function runFailed(code: RunErrorCode, message: string): FailedOutcome {

@@ -11,7 +11,7 @@ import type { RunEvent } from './events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 
-export interface JournalDeps {
+interface JournalDeps {
   store: Pick<RunStore, 'appendProgress' | 'loadEntries'>;
   metrics: Metrics;
   /** Test-only switches (config.seeded_bugs); `entries_at_end` holds entries back. */

@@ -3,7 +3,7 @@
 
 import type { LiveEvent } from './events.ts';
 
-export type LiveListener = (event: LiveEvent) => void;
+type LiveListener = (event: LiveEvent) => void;
 
 export interface LiveEvents {
   publish(runId: string, event: LiveEvent): void;

@@ -22,18 +22,18 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 30_000,
 };
 
-export type ModelCallResult =
+type ModelCallResult =
   | { kind: 'response'; response: ModelResponse; latencyMs: number }
   | { kind: 'failed'; error: RunError }
   | { kind: 'stopped' };
 
-export interface RetryNotice {
+interface RetryNotice {
   attempt: number;
   delayMs: number;
   error: RunError;
 }
 
-export interface ModelCallInput {
+interface ModelCallInput {
   provider: Provider;
   request: Omit<ModelRequest, 'signal'>;
   control: RunControl;

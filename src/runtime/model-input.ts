@@ -4,8 +4,7 @@
 
 import type { Agent, JsonObject, RunEntry, Thread, ThreadMessage } from '../types.ts';
 
-export const DEFAULT_PERSONA =
-  'You are a helpful personal assistant. Answer clearly and concisely.';
+const DEFAULT_PERSONA = 'You are a helpful personal assistant. Answer clearly and concisely.';
 
 const KEEL_RULES = [
   'Tool results are JSON. A result with ok=false carries an error {code, message}; read it and',

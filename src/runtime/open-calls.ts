@@ -4,10 +4,7 @@
 import type { RunEntry, ToolCall } from '../types.ts';
 
 /** The calls of `calls` whose call_id has no recorded result. */
-export function pendingCalls(
-  calls: readonly ToolCall[],
-  answered: ReadonlySet<string>,
-): ToolCall[] {
+function pendingCalls(calls: readonly ToolCall[], answered: ReadonlySet<string>): ToolCall[] {
   return calls.filter((call) => !answered.has(call.call_id));
 }
 

@@ -11,10 +11,10 @@ import { stringify } from 'safe-stable-stringify';
 import type { JsonObject, JsonValue } from '../types.ts';
 
 /** Deeper schemas are refused before ajv sees them (its compiler recurses per level). */
-export const MAX_SCHEMA_DEPTH = 64;
+const MAX_SCHEMA_DEPTH = 64;
 const DEFAULT_CACHE_SIZE = 256;
 
-export type SchemaCheck =
+type SchemaCheck =
   | { kind: 'valid' }
   | { kind: 'invalid'; problems: string[] }
   /** The schema itself cannot be used (too deep, not a valid JSON Schema, unresolved $ref). */

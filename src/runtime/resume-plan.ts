@@ -20,7 +20,7 @@ import { openCalls } from './open-calls.ts';
 export const OUTCOME_UNKNOWN_MESSAGE =
   'the runtime stopped while this call was in flight; it may or may not have taken effect — check before repeating it';
 
-export interface ResumePlan {
+interface ResumePlan {
   /** In flight, safe to repeat: run again with the same key. */
   rerun: string[];
   /** In flight, effectful: outcome unknown. */
@@ -59,7 +59,7 @@ export function outcomeUnknownResult(call: ToolCall): ToolResultBody {
   };
 }
 
-export function planResume(
+function planResume(
   pending: readonly ToolCall[],
   started: ReadonlySet<string>,
   registry: ToolRegistry,
@@ -92,7 +92,7 @@ async function scanTrace(
 }
 
 /** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
-export async function startedCalls(
+async function startedCalls(
   store: RunStore,
   run: { tenant: string; run_id: string },
   step: number,

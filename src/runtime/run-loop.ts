@@ -58,16 +58,16 @@ export interface RunLoopDeps {
 }
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
-export type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
+type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
 
-export interface AttemptResult {
+interface AttemptResult {
   outcome: AttemptOutcome;
   figures: RunFigures;
 }
 
 type ResolvedModel = { provider: Provider; model: string };
 
-export const DEFAULT_MAX_ATTEMPTS = 5;
+const DEFAULT_MAX_ATTEMPTS = 5;
 
 class RunAttempt {
   private readonly now: () => number;

@@ -19,7 +19,7 @@ export interface PortScope {
 /** The parts of the store the tool ports bind to a run's scope. */
 export type ToolPortStore = ArtifactStore & ScheduleStore;
 
-export interface ToolPortDeps {
+interface ToolPortDeps {
   store: ToolPortStore;
   now?: () => number;
   /** The process's public-web client (main.ts builds it from `[web]`); absent = no web tools. */

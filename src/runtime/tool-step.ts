@@ -100,7 +100,7 @@ export function toolCallEnv(
   };
 }
 
-export interface ToolStep {
+interface ToolStep {
   /** The step (1-based) of the assistant entry whose calls these are. */
   step: number;
   pending: readonly ToolCall[];
@@ -108,11 +108,11 @@ export interface ToolStep {
   uncertain: ReadonlySet<string>;
 }
 
-export type PreparedCall =
+type PreparedCall =
   | { kind: 'rejected'; result: ToolResultBody }
   | { kind: 'ready'; tool: AnyToolSpec; input: unknown };
 
-export function idempotencyKey(runId: string, callId: string): string {
+function idempotencyKey(runId: string, callId: string): string {
   return `${runId}:${callId}`;
 }
 
@@ -130,12 +130,12 @@ function describeIssues(issues: readonly { path: PropertyKey[]; message: string 
 }
 
 /** Argument text longer than this is refused before it is parsed. */
-export const MAX_ARGUMENT_CHARS = 1_000_000;
+const MAX_ARGUMENT_CHARS = 1_000_000;
 /** Arguments nested deeper than this are refused before they are parsed. */
-export const MAX_ARGUMENT_DEPTH = 64;
+const MAX_ARGUMENT_DEPTH = 64;
 
 /** What a thrown value says, whatever was thrown (an Error, a string, a null-prototype object). */
-export function describeThrown(error: unknown): string {
+function describeThrown(error: unknown): string {
   if (error instanceof Error) return error.message;
   try {
     return String(error);

@@ -5,7 +5,7 @@ import type { RunStore, StoreChanges } from '../store/store.ts';
 import type { Run } from '../types.ts';
 import { isTerminal } from '../types.ts';
 
-export interface WaitResult {
+interface WaitResult {
   run: Run;
   timed_out: boolean;
 }

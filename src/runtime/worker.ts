@@ -29,7 +29,7 @@ export interface WorkerOptions extends RunLoopDeps {
   pollMs?: number;
 }
 
-export interface StopOptions {
+interface StopOptions {
   /** How long in-flight tool calls may run on before they are aborted. */
   graceMs?: number;
 }

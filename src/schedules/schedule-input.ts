@@ -3,21 +3,15 @@
 // the HTTP route and the tool port so both apply the same rules.
 
 import { KeelError } from '../errors.ts';
-import type { DeliveryRequest, JsonObject, MisfirePolicy, ScheduleTiming } from '../types.ts';
+import type { ScheduleTiming } from '../types.ts';
 import type { ScheduleWrite } from '../store/store.ts';
+import type { ScheduleToolDocument } from '../tools/builtin/schedule-port.ts';
 import { cronProblem, isIanaTimeZone, MIN_EVERY_MS, nextFireAfter } from './timing.ts';
 
-export interface ScheduleDocument {
+/** What a tool passes, plus the agent and scope the tool port binds it to. */
+export interface ScheduleDocument extends ScheduleToolDocument {
   agent: string;
   scope: string;
-  payload: JsonObject;
-  cron?: string | undefined;
-  timezone?: string | undefined;
-  every_ms?: number | undefined;
-  at?: string | undefined;
-  enabled?: boolean | undefined;
-  misfire?: MisfirePolicy | undefined;
-  delivery?: DeliveryRequest | null | undefined;
 }
 
 function invalid(field: string, message: string): KeelError {

@@ -28,7 +28,7 @@ export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-export function isoOrNull(ms: number | null): string | null {
+function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : iso(ms);
 }
 
@@ -37,7 +37,7 @@ export function parseJson<T>(text: string): T {
 }
 
 /** Opaque keyset cursors: base64url of a JSON array of the last row's sort key. */
-export function encodeCursor(key: (string | number)[]): string {
+function encodeCursor(key: (string | number)[]): string {
   return Buffer.from(JSON.stringify(key), 'utf8').toString('base64url');
 }
 

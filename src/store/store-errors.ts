@@ -8,7 +8,7 @@ import { KeelError, isKeelError } from '../errors.ts';
 /** Seconds a caller should wait before retrying a request the store could not take. */
 export const STORE_RETRY_AFTER_S = 1;
 
-export type StoreFault = 'connection' | 'disk_full';
+type StoreFault = 'connection' | 'disk_full';
 
 /** PostgreSQL SQLSTATEs that mean the server or the connection went away. */
 const PG_CONNECTION_STATES = new Set([

@@ -10,7 +10,7 @@ import { KeelError } from '../../errors.ts';
 import { artifactPathProblem } from '../../tools/builtin/artifact-path.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, tenantParams } from '../schemas.ts';
-import { pageWithinBudget } from '../page-budget.ts';
+import { listPager } from '../page-budget.ts';
 import type { ArtifactStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<ArtifactStore>;
@@ -40,7 +40,7 @@ const listQuery = z.strictObject({
 });
 
 /** Does an If-None-Match header name this entity tag (weak comparison, or `*`)? */
-export function etagMatches(header: string | undefined, sha256: string): boolean {
+function etagMatches(header: string | undefined, sha256: string): boolean {
   if (header === undefined) return false;
   return header
     .split(',')
@@ -66,17 +66,15 @@ function artifactNotFound(path: string): KeelError {
 
 export function artifactRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['artifacts'];
 
   app.get(
     '/v1/tenants/:tenant/artifacts',
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
-      const { prefix, limit, cursor } = request.query;
-      const page = await pageWithinBudget(
-        (size) => store.listArtifacts(request.params.tenant, prefix, size, cursor),
-        limit,
-        deps.config.tenant_limits.list_page_bytes,
+      const page = await listPage(request.query, (size, after) =>
+        store.listArtifacts(request.params.tenant, request.query.prefix, size, after),
       );
       return { items: page.items, next_cursor: page.next_cursor };
     },

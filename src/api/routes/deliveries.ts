@@ -11,7 +11,7 @@ import {
   queryInt,
   tenantParams,
 } from '../schemas.ts';
-import { pageWithinBudget } from '../page-budget.ts';
+import { listPager } from '../page-budget.ts';
 import type { DeliveryStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<DeliveryStore>;
@@ -44,6 +44,7 @@ const ackBody = z.strictObject({
 
 export function deliveryRoutes(app: ZodApp, deps: Deps): void {
   const { store, config } = deps;
+  const listPage = listPager(config.tenant_limits.list_page_bytes);
   const tags = ['deliveries'];
 
   app.get(
@@ -51,10 +52,8 @@ export function deliveryRoutes(app: ZodApp, deps: Deps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
       const { limit, cursor, ...filter } = request.query;
-      const page = await pageWithinBudget(
-        (size) => store.listDeliveries(request.params.tenant, filter, size, cursor),
-        limit,
-        deps.config.tenant_limits.list_page_bytes,
+      const page = await listPage({ limit, cursor }, (size, after) =>
+        store.listDeliveries(request.params.tenant, filter, size, after),
       );
       return { deliveries: page.items, next_cursor: page.next_cursor };
     },

@@ -9,15 +9,15 @@ import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, jsonObjectSchema, nameSchema, queryInt } from '../schemas.ts';
 
-export const MEMORY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+const MEMORY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-export const memoryIdSchema = z
+const memoryIdSchema = z
   .string()
   .regex(MEMORY_ID_PATTERN, { message: `must match ${MEMORY_ID_PATTERN.source}` })
   .refine((id) => id !== 'search', { message: '"search" is reserved (it is the search route)' })
   .describe('fact id: letters, digits, ".", "_", ":" and "-", at most 128');
 
-export const factTextSchema = z
+const factTextSchema = z
   .string()
   .refine((text) => text.trim().length > 0, { message: 'must not be empty' })
   .refine((text) => utf8Length(text) <= MAX_FACT_BYTES, {

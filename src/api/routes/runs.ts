@@ -14,7 +14,7 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
-import { pageWithinBudget } from '../page-budget.ts';
+import { listPager } from '../page-budget.ts';
 import type { RunStore, StoreChanges } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<RunStore & StoreChanges>;
@@ -59,6 +59,7 @@ function abortOnDisconnect(reply: FastifyReply): AbortController {
 
 export function runRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['runs'];
 
   app.get(
@@ -66,10 +67,8 @@ export function runRoutes(app: ZodApp, deps: Deps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, querystring: listQuery } },
     async (request) => {
       const { limit, cursor, ...filter } = request.query;
-      const page = await pageWithinBudget(
-        (size) => store.listRuns(request.params.tenant, filter, size, cursor),
-        limit,
-        deps.config.tenant_limits.list_page_bytes,
+      const page = await listPage({ limit, cursor }, (size, after) =>
+        store.listRuns(request.params.tenant, filter, size, after),
       );
       return { runs: page.items, next_cursor: page.next_cursor };
     },

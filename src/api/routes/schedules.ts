@@ -19,14 +19,14 @@ import {
   scopeSchema,
   tenantParams,
 } from '../schemas.ts';
-import { pageWithinBudget } from '../page-budget.ts';
+import { listPager } from '../page-budget.ts';
 import type { ScheduleStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<ScheduleStore>;
 
 const scheduleParams = z.strictObject({ tenant: nameSchema, name: nameSchema });
 
-export const scheduleBodySchema = z
+const scheduleBodySchema = z
   .strictObject({
     agent: nameSchema,
     scope: scopeSchema,
@@ -75,6 +75,7 @@ function scheduleNotFound(name: string): KeelError {
 
 export function scheduleRoutes(app: ZodApp, deps: Deps, now: () => number = Date.now): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['schedules'];
 
   app.get(
@@ -86,10 +87,8 @@ export function scheduleRoutes(app: ZodApp, deps: Deps, now: () => number = Date
         ...(agent === undefined ? {} : { agent }),
         ...(scope === undefined ? {} : { scope }),
       };
-      const page = await pageWithinBudget(
-        (size) => store.listSchedules(request.params.tenant, filter, size, cursor),
-        limit,
-        deps.config.tenant_limits.list_page_bytes,
+      const page = await listPage({ limit, cursor }, (size, after) =>
+        store.listSchedules(request.params.tenant, filter, size, after),
       );
       return { schedules: page.items.map(publicSchedule), next_cursor: page.next_cursor };
     },

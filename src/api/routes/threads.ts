@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, scopeSchema } from '../schemas.ts';
-import { pageWithinBudget } from '../page-budget.ts';
+import { listPager } from '../page-budget.ts';
 import type { AgentStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<AgentStore>;
@@ -25,6 +25,7 @@ function threadNotFound(agent: string, scope: string): KeelError {
 
 export function threadRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['threads'];
 
   app.get(
@@ -32,10 +33,8 @@ export function threadRoutes(app: ZodApp, deps: Deps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: agentParams, querystring: listQuery } },
     async (request) => {
       const { tenant, agent } = request.params;
-      const page = await pageWithinBudget(
-        (size) => store.listThreads(tenant, agent, size, request.query.cursor),
-        request.query.limit,
-        deps.config.tenant_limits.list_page_bytes,
+      const page = await listPage(request.query, (size, after) =>
+        store.listThreads(tenant, agent, size, after),
       );
       return { threads: page.items, next_cursor: page.next_cursor };
     },

@@ -16,7 +16,7 @@ import type { RunStore, StoreChanges } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
-export const turnBodySchema = z
+const turnBodySchema = z
   .strictObject({
     agent: nameSchema,
     scope: scopeSchema,

@@ -1,9 +1,9 @@
 // What every repository of the PostgreSQL store shares: the pool, the schema, the
 // clock, fault points, seeded bugs and the one way to write — BEGIN … COMMIT on one
-// pooled client, change notifications sent with pg_notify inside the transaction (so
-// other processes hear them only if it commits) and to this process's listeners after
-// the commit.
+// pooled client, change notifications sent after the commit: to this process's
+// listeners at once and to other processes with pg_notify, batched (see publish).
 
+import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
@@ -29,7 +29,7 @@ export interface Tx extends Sql {
   readonly changes: StoreChange[];
 }
 
-export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
+function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
   // A lost connection or a full disk reaches the caller as STORE_UNAVAILABLE.
   const run = (text: string, params?: readonly SqlParam[]) =>
     runner.query(text, params as unknown[] | undefined).catch((error: unknown) => {
@@ -49,7 +49,7 @@ export function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
 }
 
 /** The database clock in milliseconds; the transaction's start time inside a transaction. */
-export const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
+const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
 
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';
@@ -60,7 +60,7 @@ export function quoteIdent(name: string): string {
 }
 
 /** The notification payload: small, so it stays far below NOTIFY's 8000-byte limit. */
-export function encodeChange(origin: string, change: StoreChange): string {
+function encodeChange(origin: string, change: StoreChange): string {
   const extra =
     change.kind === 'run.event'
       ? change.seq
@@ -216,7 +216,7 @@ export class PgContext {
 
   /** Resolves when every change committed so far has been sent (close waits for it). */
   async drain(): Promise<void> {
-    while (this.publishing) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (this.publishing) await delay(1);
   }
 
   notify(changes: readonly StoreChange[]): void {

@@ -13,9 +13,11 @@ import {
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
-import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import type { PgContext, Sql, Tx } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
-import { decodeCursor, pageOf, toDelivery } from './rows.ts';
+import { toDelivery } from './rows.ts';
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
@@ -129,25 +131,18 @@ export async function listDeliveries(
   limit: number,
   cursor?: string,
 ): Promise<Page<Delivery>> {
-  const params: SqlParam[] = [tenant];
-  const where = ['tenant = $1'];
-  const add = (clause: (index: number) => string, value: SqlParam): void => {
-    params.push(value);
-    where.push(clause(params.length));
-  };
-  if (filter.status !== undefined) add((i) => `status = $${i}`, filter.status);
-  if (filter.run_id !== undefined) add((i) => `run_id = $${i}`, filter.run_id);
-  if (filter.destination_prefix) {
-    add((i) => `left(destination, length($${i})) = $${i}`, filter.destination_prefix);
-  }
-  if (cursor !== undefined) {
-    add((i) => `delivery_id < $${i}`, decodeCursor(cursor, ['string'])[0] as string);
-  }
-  params.push(limit + 1);
-  const rows = await sql.rows<DeliveryRow>(
-    `SELECT * FROM deliveries WHERE ${where.join(' AND ')}
-     ORDER BY delivery_id DESC LIMIT $${params.length}`,
-    params,
+  const prefix = filter.destination_prefix
+    ? [
+        {
+          value: filter.destination_prefix,
+          sql: (param: () => string) => `left(destination, length(${param()})) = ${param()}`,
+        },
+      ]
+    : [];
+  return listByKey(
+    sql,
+    { ...deliveryList(filter), tenant, conditions: prefix, limit, cursor },
+    toDelivery,
+    (row: DeliveryRow) => row.delivery_id,
   );
-  return pageOf(rows, limit, toDelivery, (row) => [row.delivery_id]);
 }

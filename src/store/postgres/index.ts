@@ -19,11 +19,11 @@ export { CLAIM_SQL } from './runs.ts';
 export type { PostgresStore, PostgresFeatures } from './postgres-store.ts';
 export type { PostgresMigrationReport } from './migrations.ts';
 
-export const DEFAULT_SCHEMA = 'keel';
+const DEFAULT_SCHEMA = 'keel';
 const DEFAULT_POOL_SIZE = 10;
 const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,47}$/;
 
-export interface PostgresStoreOptions {
+interface PostgresStoreOptions {
   /** postgres://user@host:port/db[?schema=NAME]; the password never reaches logs. */
   url: string;
   /** The schema holding keel's tables (default: the URL's ?schema=, else "keel"). */

@@ -19,10 +19,12 @@ import type {
   Page,
   RunFilter,
 } from '../store.ts';
-import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import type { PgContext, Sql, Tx } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { RUN_LIST } from '../rules/keyset.ts';
 import { isUniqueViolation } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
-import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
+import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
 import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
@@ -111,25 +113,13 @@ export async function listRuns(
   limit: number,
   cursor?: string,
 ): Promise<Page<Run>> {
-  const params: SqlParam[] = [tenant];
-  const where = ['tenant = $1'];
-  for (const field of ['agent', 'scope', 'status', 'source'] as const) {
-    const value = filter[field];
-    if (value !== undefined) {
-      params.push(value);
-      where.push(`${field} = $${params.length}`);
-    }
-  }
-  if (cursor !== undefined) {
-    params.push(decodeCursor(cursor, ['string'])[0] as string);
-    where.push(`run_id < $${params.length}`);
-  }
-  params.push(limit + 1);
-  const rows = await sql.rows<RunRow>(
-    `SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT $${params.length}`,
-    params,
+  const { agent, scope, status, source } = filter;
+  return listByKey(
+    sql,
+    { ...RUN_LIST, tenant, equals: { agent, scope, status, source }, limit, cursor },
+    toRun,
+    (row: RunRow) => row.run_id,
   );
-  return pageOf(rows, limit, toRun, (row) => [row.run_id]);
 }
 
 // The claim, one statement. Candidates:

@@ -24,8 +24,10 @@ import type {
   ScheduleWrite,
 } from '../store.ts';
 import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { SCHEDULE_LIST } from '../rules/keyset.ts';
 import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
-import { decodeCursor, pageOf, toSchedule } from './rows.ts';
+import { toSchedule } from './rows.ts';
 import { enqueueIn } from './runs.ts';
 import { requireTenant } from './guards.ts';
 
@@ -112,25 +114,13 @@ export async function listSchedules(
   limit: number,
   cursor?: string,
 ): Promise<Page<Schedule>> {
-  const params: SqlParam[] = [tenant];
-  const where = ['tenant = $1'];
-  for (const field of ['agent', 'scope'] as const) {
-    const value = filter[field];
-    if (value !== undefined) {
-      params.push(value);
-      where.push(`${field} = $${params.length}`);
-    }
-  }
-  if (cursor !== undefined) {
-    params.push(decodeCursor(cursor, ['string'])[0] as string);
-    where.push(`name > $${params.length}`);
-  }
-  params.push(limit + 1);
-  const rows = await sql.rows<ScheduleRow>(
-    `SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT $${params.length}`,
-    params,
+  const { agent, scope } = filter;
+  return listByKey(
+    sql,
+    { ...SCHEDULE_LIST, tenant, equals: { agent, scope }, limit, cursor },
+    toSchedule,
+    (row: ScheduleRow) => row.name,
   );
-  return pageOf(rows, limit, toSchedule, (row) => [row.name]);
 }
 
 export async function deleteSchedule(

@@ -24,7 +24,7 @@ export function hashClaimToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-export function claimTokenMatches(storedHash: string | null, token: string): boolean {
+function claimTokenMatches(storedHash: string | null, token: string): boolean {
   if (storedHash === null) return false;
   return timingSafeEqual(Buffer.from(storedHash, 'hex'), Buffer.from(hashClaimToken(token), 'hex'));
 }

@@ -8,7 +8,7 @@ import { encodeListCursor, iso, parseJson } from '../rows.ts';
 import type { MemoryStaleFact, MemoryVector, Page } from '../store.ts';
 
 /** The largest vector either backend stores, so both accept the same embedders. */
-export const MAX_VECTOR_DIMENSION = 4096;
+const MAX_VECTOR_DIMENSION = 4096;
 
 /** The columns of a fact row both backends read. */
 export interface MemoryFactRow {

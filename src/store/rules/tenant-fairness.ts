@@ -24,7 +24,7 @@
 import { KeelError } from '../../errors.ts';
 
 /** How long a caller refused for a full queue should wait before trying again. */
-export const QUEUE_FULL_RETRY_AFTER_S = 5;
+const QUEUE_FULL_RETRY_AFTER_S = 5;
 
 /** The error an enqueue past the tenant's queued-run limit raises (429 + Retry-After). */
 export function queueFullError(tenant: string, limit: number): KeelError {

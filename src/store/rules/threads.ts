@@ -17,12 +17,12 @@ export interface ThreadRow {
 }
 
 /** What the thread remembers of a turn's input: its text, or the payload as JSON. */
-export function userContent(input: JsonObject): string {
+function userContent(input: JsonObject): string {
   return typeof input.text === 'string' ? input.text : JSON.stringify(input);
 }
 
 /** Keeps the messages of the newest `window` turns (a turn = the messages of one run). */
-export function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMessage[] {
+function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMessage[] {
   const runs: string[] = [];
   for (const message of messages) {
     if (runs.at(-1) !== message.run_id) runs.push(message.run_id);

@@ -10,7 +10,7 @@ import { KeelError } from '../../errors.ts';
 
 export type Durability = 'full' | 'process';
 
-export const BUSY_TIMEOUT_MS = 5000;
+const BUSY_TIMEOUT_MS = 5000;
 const MMAP_BYTES = 1024 * 1024 * 1024;
 
 /** PRAGMA synchronous reads back as a number: FULL = 2, NORMAL = 1. */
@@ -19,7 +19,7 @@ const SYNCHRONOUS_LEVEL: Record<Durability, { name: string; value: number }> = {
   process: { name: 'NORMAL', value: 1 },
 };
 
-export interface ConnectionOptions {
+interface ConnectionOptions {
   path: string;
   durability: Durability;
   readonly?: boolean;

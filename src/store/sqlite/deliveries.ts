@@ -12,8 +12,10 @@ import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
-import { decodeCursor, pageOf, toDelivery } from './rows.ts';
+import { toDelivery } from './rows.ts';
 
 /** Called by the finalization transaction; at most one delivery per run. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
@@ -140,27 +142,18 @@ export function listDeliveries(
   limit: number,
   cursor?: string,
 ): Page<Delivery> {
-  const where = ['tenant = ?'];
-  const params: (string | number)[] = [tenant];
-  if (filter.status !== undefined) {
-    where.push('status = ?');
-    params.push(filter.status);
-  }
-  if (filter.run_id !== undefined) {
-    where.push('run_id = ?');
-    params.push(filter.run_id);
-  }
-  if (filter.destination_prefix) {
-    where.push('substr(destination, 1, length(?)) = ?');
-    params.push(filter.destination_prefix, filter.destination_prefix);
-  }
-  if (cursor !== undefined) {
-    const [lastId] = decodeCursor(cursor, ['string']);
-    where.push('delivery_id < ?');
-    params.push(lastId as string);
-  }
-  const rows = ctx
-    .sql(`SELECT * FROM deliveries WHERE ${where.join(' AND ')} ORDER BY delivery_id DESC LIMIT ?`)
-    .all(...params, limit + 1) as DeliveryRow[];
-  return pageOf(rows, limit, toDelivery, (row) => [row.delivery_id]);
+  const prefix = filter.destination_prefix
+    ? [
+        {
+          value: filter.destination_prefix,
+          sql: (param: () => string) => `substr(destination, 1, length(${param()})) = ${param()}`,
+        },
+      ]
+    : [];
+  return listByKey(
+    ctx,
+    { ...deliveryList(filter), tenant, conditions: prefix, limit, cursor },
+    toDelivery,
+    (row: DeliveryRow) => row.delivery_id,
+  );
 }

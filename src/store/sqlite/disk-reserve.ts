@@ -17,12 +17,12 @@ import { WriteHealth } from '../write-health.ts';
 
 export const RESERVE_FILE_NAME = 'keel.reserve';
 /** Room for a few thousand deletes' WAL pages; a fraction of any real disk. */
-export const DISK_RESERVE_BYTES = 2 * 1024 * 1024;
+const DISK_RESERVE_BYTES = 2 * 1024 * 1024;
 /** Free disk space a readiness check wants before it takes writes again. */
-export const PROBE_ROOM_BYTES = 64 * 1024 * 1024;
+const PROBE_ROOM_BYTES = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
 
-export interface FullDiskGuardOptions {
+interface FullDiskGuardOptions {
   /** The reserve file's path; null: no reserve (a peer connection in tests). */
   reservePath: string | null;
   /** Checkpoints and truncates the WAL (best effort). */

@@ -94,7 +94,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   }
 }
 
-export interface MigrateOptions {
+interface MigrateOptions {
   /** true: report only, change nothing (`keel migrate --check`). */
   check: boolean;
   durability?: Durability;

@@ -32,7 +32,7 @@ interface MemoryRow extends MemoryFactRow {
 export const VECTOR_SHARDS = 4;
 
 /** The shard of a fact: its row id spreads a namespace evenly over the shards. */
-export function vectorShard(factId: number): number {
+function vectorShard(factId: number): number {
   return factId % VECTOR_SHARDS;
 }
 

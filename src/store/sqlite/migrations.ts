@@ -23,7 +23,7 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   return loadMigrationFiles(dir);
 }
 
-export function latestVersion(migrations: readonly Migration[]): number {
+function latestVersion(migrations: readonly Migration[]): number {
   return migrations.at(-1)?.version ?? 0;
 }
 

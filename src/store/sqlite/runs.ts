@@ -19,13 +19,15 @@ import type {
   RunFilter,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { RUN_LIST } from '../rules/keyset.ts';
 import type { AgentRow, RunRow } from './rows.ts';
-import { decodeCursor, pageOf, toAgent, toRun } from './rows.ts';
+import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
 import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
 
-export function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
+function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
   return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
 }
 
@@ -91,24 +93,13 @@ export function listRuns(
   limit: number,
   cursor?: string,
 ): Page<Run> {
-  const where = ['tenant = ?'];
-  const params: (string | number)[] = [tenant];
-  for (const field of ['agent', 'scope', 'status', 'source'] as const) {
-    const value = filter[field];
-    if (value !== undefined) {
-      where.push(`${field} = ?`);
-      params.push(value);
-    }
-  }
-  if (cursor !== undefined) {
-    const [lastRunId] = decodeCursor(cursor, ['string']);
-    where.push('run_id < ?');
-    params.push(lastRunId as string);
-  }
-  const rows = ctx
-    .sql(`SELECT * FROM runs WHERE ${where.join(' AND ')} ORDER BY run_id DESC LIMIT ?`)
-    .all(...params, limit + 1) as RunRow[];
-  return pageOf(rows, limit, toRun, (row) => [row.run_id]);
+  const { agent, scope, status, source } = filter;
+  return listByKey(
+    ctx,
+    { ...RUN_LIST, tenant, equals: { agent, scope, status, source }, limit, cursor },
+    toRun,
+    (row: RunRow) => row.run_id,
+  );
 }
 
 // The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap,

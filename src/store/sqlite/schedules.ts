@@ -24,8 +24,10 @@ import type {
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import { listByKey } from './keyset.ts';
+import { SCHEDULE_LIST } from '../rules/keyset.ts';
 import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
-import { decodeCursor, pageOf, toSchedule } from './rows.ts';
+import { toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
 import { requireTenant } from './guards.ts';
 
@@ -99,23 +101,13 @@ export function listSchedules(
   limit: number,
   cursor?: string,
 ): Page<Schedule> {
-  const where = ['tenant = ?'];
-  const params: (string | number)[] = [tenant];
-  for (const field of ['agent', 'scope'] as const) {
-    const value = filter[field];
-    if (value !== undefined) {
-      where.push(`${field} = ?`);
-      params.push(value);
-    }
-  }
-  if (cursor !== undefined) {
-    where.push('name > ?');
-    params.push(decodeCursor(cursor, ['string'])[0] as string);
-  }
-  const rows = ctx
-    .sql(`SELECT * FROM schedules WHERE ${where.join(' AND ')} ORDER BY name LIMIT ?`)
-    .all(...params, limit + 1) as ScheduleRow[];
-  return pageOf(rows, limit, toSchedule, (row) => [row.name]);
+  const { agent, scope } = filter;
+  return listByKey(
+    ctx,
+    { ...SCHEDULE_LIST, tenant, equals: { agent, scope }, limit, cursor },
+    toSchedule,
+    (row: ScheduleRow) => row.name,
+  );
 }
 
 export function deleteSchedule(

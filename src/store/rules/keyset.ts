@@ -1,0 +1,65 @@
+// The one SELECT behind every keyset-paged list of rows keyed by a string column (runs,
+// deliveries, schedules): the tenant, equality filters, further conditions, the cursor
+// as "after this key", ordered by the key, one row more than the page to know whether
+// another page follows (pageOf in ../rows.ts). Only the parameter syntax differs between
+// the backends, so each passes `bind`.
+
+import { decodeCursor } from '../rows.ts';
+
+export type KeysetValue = string | number;
+
+/** A condition on one parameter; the SQL may name it more than once. */
+interface KeysetCondition {
+  value: KeysetValue;
+  sql: (param: () => string) => string;
+}
+
+export interface KeysetList {
+  table: string;
+  tenant: string;
+  /** `column = value` for each value that is not undefined. */
+  equals: Readonly<Record<string, KeysetValue | undefined>>;
+  conditions?: readonly KeysetCondition[];
+  /** A string column unique within the tenant. */
+  key: string;
+  descending: boolean;
+  limit: number;
+  cursor: string | undefined;
+}
+
+/**
+ * `bind` records one parameter and returns how the SQL names it; the returned function
+ * is called once for each place the SQL mentions it, in text order.
+ */
+export function keysetListSql(
+  list: KeysetList,
+  bind: (value: KeysetValue) => () => string,
+): string {
+  const where = [`tenant = ${bind(list.tenant)()}`];
+  for (const [column, value] of Object.entries(list.equals)) {
+    if (value !== undefined) where.push(`${column} = ${bind(value)()}`);
+  }
+  for (const condition of list.conditions ?? []) where.push(condition.sql(bind(condition.value)));
+  if (list.cursor !== undefined) {
+    const [after] = decodeCursor(list.cursor, ['string']) as [string];
+    where.push(`${list.key} ${list.descending ? '<' : '>'} ${bind(after)()}`);
+  }
+  const order = `${list.key}${list.descending ? ' DESC' : ''}`;
+  return `SELECT * FROM ${list.table} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${bind(list.limit + 1)()}`;
+}
+
+/** Runs, newest first (run ids sort by creation). */
+export const RUN_LIST = { table: 'runs', key: 'run_id', descending: true } as const;
+
+/** Schedules by name. */
+export const SCHEDULE_LIST = { table: 'schedules', key: 'name', descending: false } as const;
+
+/** Deliveries, newest first, by status and run. */
+export function deliveryList(filter: { status?: string | undefined; run_id?: string | undefined }) {
+  return {
+    table: 'deliveries',
+    key: 'delivery_id',
+    descending: true,
+    equals: { status: filter.status, run_id: filter.run_id },
+  } as const;
+}
