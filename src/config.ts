@@ -102,8 +102,6 @@ export interface KeelConfig {
   http: HttpSettings;
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
   tenant_limits: TenantLimits;
-  /** Test-only tools; each is off (null) unless its env var is set. */
-  test_tools: { effect_sink_url: string | null };
 }
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
@@ -221,19 +219,24 @@ function deepFreeze<T>(value: T): T {
 
 /** Reads flags, env and keel.toml once; the result is frozen and passed down explicitly. */
 /**
- * Fault points and seeded bugs break guarantees on purpose; a production process has no
- * way to turn them on. Their env vars are refused rather than ignored, so an operator who
+ * Fault points and seeded bugs break guarantees on purpose, and the test sink tools reach a
+ * loopback URL outside the web boundary; a production process has no way to turn them on. Their env vars are refused rather than ignored, so an operator who
  * sets one learns at once that it does nothing here; tests inject them through
  * test/helpers/keel-test-serve.ts, which clears these vars before loading the config.
  */
-export const TEST_ONLY_ENV = ['KEEL_TEST_FAILPOINTS', 'KEEL_FAILPOINTS', 'KEEL_TEST_SEEDED_BUGS'];
+export const TEST_ONLY_ENV = [
+  'KEEL_TEST_FAILPOINTS',
+  'KEEL_FAILPOINTS',
+  'KEEL_TEST_SEEDED_BUGS',
+  'KEEL_TEST_EFFECT_SINK_URL',
+];
 
 function refuseTestSwitches(env: NodeJS.ProcessEnv): void {
   const set = TEST_ONLY_ENV.filter((name) => env[name] !== undefined && env[name] !== '');
   if (set.length > 0) {
     throw new KeelError(
       'CONFIG_INVALID',
-      `${set.join(', ')}: test-only switches, refused by keel (only the test suite can inject fault points and seeded bugs)`,
+      `${set.join(', ')}: test-only switches, refused by keel (only the test suite can inject fault points, seeded bugs and test tools)`,
     );
   }
 }
@@ -306,7 +309,6 @@ export function loadConfig(
     },
     http,
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
-    test_tools: { effect_sink_url: env.KEEL_TEST_EFFECT_SINK_URL || null },
   };
   return deepFreeze(config);
 }

@@ -29,8 +29,8 @@ import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
 import { builtinTools } from './tools/builtin/index.ts';
-import { effectSinkTools } from './tools/builtin/test-sink.ts';
 import type { ToolRegistry } from './tools/registry.ts';
+import type { AnyToolSpec } from './tools/tool.ts';
 import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
 import type { SeededBug } from './seeded-bugs.ts';
@@ -54,6 +54,8 @@ export interface KeelOptions {
   failpoints?: Failpoints;
   /** Test-only seeded bugs (docs/reliability.md); the config never sets any. */
   seededBugs?: readonly SeededBug[];
+  /** Test-only tools (the effect sink's); the config never adds any. */
+  extraTools?: readonly AnyToolSpec[];
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -107,10 +109,9 @@ export async function openStore(
   return { store, expireAllLeases: () => store.expireAllLeases() };
 }
 
-/** The built-ins, plus test-only tools when their test switch is set. */
-function createTools(config: KeelConfig): ToolRegistry {
-  const sinkUrl = config.test_tools.effect_sink_url;
-  return createToolRegistry([...builtinTools(), ...(sinkUrl ? effectSinkTools(sinkUrl) : [])]);
+/** The built-ins, plus the test-only tools a test injected. */
+function createTools(extraTools: readonly AnyToolSpec[]): ToolRegistry {
+  return createToolRegistry([...builtinTools(), ...extraTools]);
 }
 
 function urlFor(host: string, port: number): string {
@@ -144,7 +145,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     }
 
     const live = createLiveEvents();
-    const tools = createTools(config);
+    const tools = createTools(options.extraTools ?? []);
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.
     const embedder = options.embedder ?? createEmbedder(config);
