@@ -187,7 +187,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     api =
       role === 'api' || role === 'all'
         ? await buildApi({ config, store, logger, metrics, live, tools, memory })
-        : buildRoleHealthServer({ role, store, metrics });
+        : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
