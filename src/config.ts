@@ -63,6 +63,8 @@ const fileSchema = z.strictObject({
       requests_per_s: z.number().min(0.01).optional(),
       request_burst: z.number().int().min(1).optional(),
       list_page_bytes: z.number().int().min(65_536).optional(),
+      memory_bytes: z.number().int().min(0).optional(),
+      artifact_bytes: z.number().int().min(0).optional(),
     })
     .optional(),
   // --- [http]: connection limits and timeouts of the HTTP server (issue 12 item 2) ---
@@ -108,7 +110,8 @@ export interface KeelConfig {
 // One greedy tenant must not slow the others: it gets at most `running_runs` worker
 // slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules, and a token bucket of
 // `requests_per_s` (burst `request_burst`) on its routes; list pages stop at
-// `list_page_bytes` of items.
+// `list_page_bytes` of items. Its memory facts may hold `memory_bytes` and its artifacts
+// `artifact_bytes` (src/store/rules/tenant-usage.ts), so one tenant cannot fill the disk.
 
 export interface TenantLimits {
   running_runs: number;
@@ -117,6 +120,8 @@ export interface TenantLimits {
   requests_per_s: number;
   request_burst: number;
   list_page_bytes: number;
+  memory_bytes: number;
+  artifact_bytes: number;
 }
 
 /** Leaves a quarter of the worker slots (at least one when there are two) to others. */
@@ -135,6 +140,8 @@ function tenantLimitsOf(
     requests_per_s: file?.requests_per_s ?? 200,
     request_burst: file?.request_burst ?? 400,
     list_page_bytes: file?.list_page_bytes ?? 4_194_304,
+    memory_bytes: file?.memory_bytes ?? 268_435_456,
+    artifact_bytes: file?.artifact_bytes ?? 1_073_741_824,
   };
 }
 // ---- end [tenant_limits] -------------------------------------------------------------

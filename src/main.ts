@@ -149,7 +149,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.
     const embedder = options.embedder ?? createEmbedder(config);
-    const memory = createMemoryService({ store, embedder });
+    const memory = createMemoryService({
+      store,
+      embedder,
+      maxBytesPerTenant: config.tenant_limits.memory_bytes,
+    });
     const memoryScans = new MaintenanceScans();
     // The public-web boundary: allow_hosts is its only opening (docs/web-boundary.md).
     const web = createWebClient({
@@ -166,6 +170,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
             web,
             memory: { service: memory, scans: memoryScans },
             maxSchedules: config.tenant_limits.schedules,
+            maxArtifactBytes: config.tenant_limits.artifact_bytes,
           },
           scope,
         ),

@@ -139,6 +139,11 @@ export interface StoreStats {
 // --- artifacts and schedules (built-in capabilities) ---
 
 export interface ArtifactWrite {
+  /**
+   * The tenant's artifact_bytes quota, checked in the write's transaction against the
+   * bytes this write adds (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_bytes?: number | null;
   body: Uint8Array;
   content_type: string;
   metadata: JsonObject;
@@ -212,6 +217,11 @@ export interface MemoryVector {
 }
 
 export interface MemoryPutInput {
+  /**
+   * The tenant's memory_bytes quota, checked in the write's transaction against the
+   * bytes this write adds (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_bytes?: number | null;
   tenant: string;
   namespace: string;
   id: string;
