@@ -115,6 +115,11 @@ export interface KeelConfig {
 
 export interface TenantLimits {
   running_runs: number;
+  /**
+   * Whether running_runs binds while the store holds only one tenant: true when the
+   * operator set running_runs, false for the default cap (so one tenant uses every slot).
+   */
+  running_runs_when_alone: boolean;
   queued_runs: number;
   schedules: number;
   requests_per_s: number;
@@ -124,7 +129,10 @@ export interface TenantLimits {
   artifact_bytes: number;
 }
 
-/** Leaves a quarter of the worker slots (at least one when there are two) to others. */
+/**
+ * Leaves a quarter of the worker slots (at least one when there are two) to others; it
+ * binds only while the store holds more than one tenant (tenant-fairness.ts).
+ */
 export function defaultRunningRuns(concurrency: number): number {
   return Math.max(1, Math.floor((concurrency * 3) / 4));
 }
@@ -135,6 +143,7 @@ function tenantLimitsOf(
 ): TenantLimits {
   return {
     running_runs: file?.running_runs ?? defaultRunningRuns(concurrency),
+    running_runs_when_alone: file?.running_runs !== undefined,
     queued_runs: file?.queued_runs ?? 10_000,
     schedules: file?.schedules ?? 1_000,
     requests_per_s: file?.requests_per_s ?? 200,

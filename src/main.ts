@@ -187,6 +187,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
       maxRunningPerTenant: config.tenant_limits.running_runs,
+      runningCapWhenAlone: config.tenant_limits.running_runs_when_alone,
       maxAttempts: config.workers.max_attempts,
     });
     api =

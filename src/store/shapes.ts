@@ -73,6 +73,11 @@ export interface ClaimOptions {
   lease_ms: number;
   /** At most this many running runs per tenant (src/store/rules/tenant-fairness.ts). */
   max_running_per_tenant?: number | null;
+  /**
+   * false: the cap binds only while the store holds more than one tenant (the default
+   * cap, so a single-tenant deployment uses every slot). Absent or true: always.
+   */
+  running_cap_when_alone?: boolean;
 }
 
 /** A claimed run with the agent snapshot taken in the same transaction. */
