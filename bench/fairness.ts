@@ -114,7 +114,7 @@ export async function runFairnessBench(): Promise<void> {
   // The load generator itself must not be rate limited; everything else is the default.
   writeFileSync(
     config,
-    `[workers]\nconcurrency = ${CONCURRENCY}\n\n[tenant_limits]\nrequests_per_s = 1000000\nrequest_burst = 1000000\n`,
+    `[workers]\nconcurrency = ${CONCURRENCY}\n\n[tenant_limits]\nrequests_per_s = 1000000\nrequest_burst = 1000000\nschedules = ${A_SCHEDULES + B_SCHEDULES}\n`,
   );
   const processes = new RoleProcesses();
   try {

@@ -63,6 +63,8 @@ const fileSchema = z.strictObject({
       requests_per_s: z.number().min(0.01).optional(),
       request_burst: z.number().int().min(1).optional(),
       list_page_bytes: z.number().int().min(65_536).optional(),
+      memory_bytes: z.number().int().min(0).optional(),
+      artifact_bytes: z.number().int().min(0).optional(),
     })
     .optional(),
   // --- [http]: connection limits and timeouts of the HTTP server (issue 12 item 2) ---
@@ -102,26 +104,35 @@ export interface KeelConfig {
   http: HttpSettings;
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
   tenant_limits: TenantLimits;
-  /** Test-only tools; each is off (null) unless its env var is set. */
-  test_tools: { effect_sink_url: string | null };
 }
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
 // One greedy tenant must not slow the others: it gets at most `running_runs` worker
 // slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules, and a token bucket of
 // `requests_per_s` (burst `request_burst`) on its routes; list pages stop at
-// `list_page_bytes` of items.
+// `list_page_bytes` of items. Its memory facts may hold `memory_bytes` and its artifacts
+// `artifact_bytes` (src/store/rules/tenant-usage.ts), so one tenant cannot fill the disk.
 
 export interface TenantLimits {
   running_runs: number;
+  /**
+   * Whether running_runs binds while the store holds only one tenant: true when the
+   * operator set running_runs, false for the default cap (so one tenant uses every slot).
+   */
+  running_runs_when_alone: boolean;
   queued_runs: number;
   schedules: number;
   requests_per_s: number;
   request_burst: number;
   list_page_bytes: number;
+  memory_bytes: number;
+  artifact_bytes: number;
 }
 
-/** Leaves a quarter of the worker slots (at least one when there are two) to others. */
+/**
+ * Leaves a quarter of the worker slots (at least one when there are two) to others; it
+ * binds only while the store holds more than one tenant (tenant-fairness.ts).
+ */
 export function defaultRunningRuns(concurrency: number): number {
   return Math.max(1, Math.floor((concurrency * 3) / 4));
 }
@@ -132,11 +143,14 @@ function tenantLimitsOf(
 ): TenantLimits {
   return {
     running_runs: file?.running_runs ?? defaultRunningRuns(concurrency),
+    running_runs_when_alone: file?.running_runs !== undefined,
     queued_runs: file?.queued_runs ?? 10_000,
     schedules: file?.schedules ?? 1_000,
     requests_per_s: file?.requests_per_s ?? 200,
     request_burst: file?.request_burst ?? 400,
     list_page_bytes: file?.list_page_bytes ?? 4_194_304,
+    memory_bytes: file?.memory_bytes ?? 268_435_456,
+    artifact_bytes: file?.artifact_bytes ?? 1_073_741_824,
   };
 }
 // ---- end [tenant_limits] -------------------------------------------------------------
@@ -221,19 +235,24 @@ function deepFreeze<T>(value: T): T {
 
 /** Reads flags, env and keel.toml once; the result is frozen and passed down explicitly. */
 /**
- * Fault points and seeded bugs break guarantees on purpose; a production process has no
- * way to turn them on. Their env vars are refused rather than ignored, so an operator who
+ * Fault points and seeded bugs break guarantees on purpose, and the test sink tools reach a
+ * loopback URL outside the web boundary; a production process has no way to turn them on. Their env vars are refused rather than ignored, so an operator who
  * sets one learns at once that it does nothing here; tests inject them through
  * test/helpers/keel-test-serve.ts, which clears these vars before loading the config.
  */
-export const TEST_ONLY_ENV = ['KEEL_TEST_FAILPOINTS', 'KEEL_FAILPOINTS', 'KEEL_TEST_SEEDED_BUGS'];
+export const TEST_ONLY_ENV = [
+  'KEEL_TEST_FAILPOINTS',
+  'KEEL_FAILPOINTS',
+  'KEEL_TEST_SEEDED_BUGS',
+  'KEEL_TEST_EFFECT_SINK_URL',
+];
 
 function refuseTestSwitches(env: NodeJS.ProcessEnv): void {
   const set = TEST_ONLY_ENV.filter((name) => env[name] !== undefined && env[name] !== '');
   if (set.length > 0) {
     throw new KeelError(
       'CONFIG_INVALID',
-      `${set.join(', ')}: test-only switches, refused by keel (only the test suite can inject fault points and seeded bugs)`,
+      `${set.join(', ')}: test-only switches, refused by keel (only the test suite can inject fault points, seeded bugs and test tools)`,
     );
   }
 }
@@ -306,7 +325,6 @@ export function loadConfig(
     },
     http,
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
-    test_tools: { effect_sink_url: env.KEEL_TEST_EFFECT_SINK_URL || null },
   };
   return deepFreeze(config);
 }

@@ -29,8 +29,8 @@ import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
 import { builtinTools } from './tools/builtin/index.ts';
-import { effectSinkTools } from './tools/builtin/test-sink.ts';
 import type { ToolRegistry } from './tools/registry.ts';
+import type { AnyToolSpec } from './tools/tool.ts';
 import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
 import type { SeededBug } from './seeded-bugs.ts';
@@ -54,6 +54,8 @@ export interface KeelOptions {
   failpoints?: Failpoints;
   /** Test-only seeded bugs (docs/reliability.md); the config never sets any. */
   seededBugs?: readonly SeededBug[];
+  /** Test-only tools (the effect sink's); the config never adds any. */
+  extraTools?: readonly AnyToolSpec[];
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -107,10 +109,9 @@ export async function openStore(
   return { store, expireAllLeases: () => store.expireAllLeases() };
 }
 
-/** The built-ins, plus test-only tools when their test switch is set. */
-function createTools(config: KeelConfig): ToolRegistry {
-  const sinkUrl = config.test_tools.effect_sink_url;
-  return createToolRegistry([...builtinTools(), ...(sinkUrl ? effectSinkTools(sinkUrl) : [])]);
+/** The built-ins, plus the test-only tools a test injected. */
+function createTools(extraTools: readonly AnyToolSpec[]): ToolRegistry {
+  return createToolRegistry([...builtinTools(), ...extraTools]);
 }
 
 function urlFor(host: string, port: number): string {
@@ -144,11 +145,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     }
 
     const live = createLiveEvents();
-    const tools = createTools(config);
+    const tools = createTools(options.extraTools ?? []);
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.
     const embedder = options.embedder ?? createEmbedder(config);
-    const memory = createMemoryService({ store, embedder });
+    const memory = createMemoryService({
+      store,
+      embedder,
+      maxBytesPerTenant: config.tenant_limits.memory_bytes,
+    });
     const memoryScans = new MaintenanceScans();
     // The public-web boundary: allow_hosts is its only opening (docs/web-boundary.md).
     const web = createWebClient({
@@ -165,6 +170,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
             web,
             memory: { service: memory, scans: memoryScans },
             maxSchedules: config.tenant_limits.schedules,
+            maxArtifactBytes: config.tenant_limits.artifact_bytes,
           },
           scope,
         ),
@@ -181,12 +187,13 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       concurrency: config.workers.concurrency,
       leaseMs: config.workers.lease_ms,
       maxRunningPerTenant: config.tenant_limits.running_runs,
+      runningCapWhenAlone: config.tenant_limits.running_runs_when_alone,
       maxAttempts: config.workers.max_attempts,
     });
     api =
       role === 'api' || role === 'all'
         ? await buildApi({ config, store, logger, metrics, live, tools, memory })
-        : buildRoleHealthServer({ role, store, metrics });
+        : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;

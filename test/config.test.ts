@@ -45,6 +45,31 @@ describe('config', () => {
     assert.equal(config.log.level, 'info');
   });
 
+  it('[tenant_limits]: the default running cap binds only with other tenants; storage quotas', () => {
+    const defaults = loadConfig({}, {}, project()).tenant_limits;
+    assert.equal(defaults.running_runs, 6);
+    assert.equal(
+      defaults.running_runs_when_alone,
+      false,
+      'the default cap leaves one tenant alone',
+    );
+    assert.equal(defaults.memory_bytes, 256 * 1024 * 1024);
+    assert.equal(defaults.artifact_bytes, 1024 * 1024 * 1024);
+    const set = loadConfig(
+      {},
+      {},
+      project('[tenant_limits]\nrunning_runs = 3\nmemory_bytes = 1000\nartifact_bytes = 0\n'),
+    ).tenant_limits;
+    assert.equal(set.running_runs, 3);
+    assert.equal(set.running_runs_when_alone, true, "an operator's cap binds always");
+    assert.equal(set.memory_bytes, 1000);
+    assert.equal(set.artifact_bytes, 0);
+    configError(
+      () => loadConfig({}, {}, project('[tenant_limits]\nmemory_bytes = -1\n')),
+      /tenant_limits\.memory_bytes/,
+    );
+  });
+
   it('precedence: flags > env > keel.toml > defaults', () => {
     const cwd = project(
       [

@@ -90,7 +90,7 @@ describe('postgres store specifics', { skip }, () => {
     try {
       await client.query(`SET search_path TO "${store.schema}"`);
       const { CLAIM_SQL } = await import('../src/store/postgres/index.ts');
-      const plan = await client.query(`EXPLAIN ${CLAIM_SQL}`, ['w', 1000, Date.now(), 4]);
+      const plan = await client.query(`EXPLAIN ${CLAIM_SQL}`, ['w', 1000, Date.now(), 4, 0]);
       const text = plan.rows.map((row: Record<string, string>) => Object.values(row)[0]).join('\n');
       assert.match(
         text,

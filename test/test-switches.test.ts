@@ -31,7 +31,8 @@ function tempDir(): string {
 function serveOutcome(
   entry: string[],
   env: Record<string, string>,
-): Promise<{ served: boolean; code: number | null; stderr: string }> {
+  whileServing: (url: string) => Promise<void> = async () => {},
+): Promise<{ served: boolean; code: number | null; stderr: string; failure?: unknown }> {
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !key.startsWith('KEEL_')),
   );
@@ -44,20 +45,44 @@ function serveOutcome(
   let stdout = '';
   let stderr = '';
   let served = false;
+  let failure: unknown;
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
-    if (!served && /^keel listening on /m.test(stdout)) {
+    const ready = /^keel listening on (\S+)/m.exec(stdout);
+    if (!served && ready?.[1]) {
       served = true;
-      child.kill('SIGKILL');
+      whileServing(ready[1])
+        .catch((error: unknown) => (failure = error))
+        .finally(() => child.kill('SIGKILL'));
     }
   });
   return new Promise((resolve) =>
-    child.once('exit', (code) => resolve({ served, code: served ? null : code, stderr })),
+    child.once('exit', (code) => resolve({ served, code: served ? null : code, stderr, failure })),
   );
 }
 
 const KEEL_SERVE = ['src/cli/main.ts', 'serve'];
+
+/** The tool names a tokenless keel started from `entry` lists for a fresh tenant. */
+async function toolNamesServed(entry: string[], env: Record<string, string>): Promise<string[]> {
+  let names: string[] = [];
+  const outcome = await serveOutcome(entry, env, async (url) => {
+    const created = await fetch(`${url}/v1/tenants`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'switches' }),
+    });
+    assert.equal(created.status, 201, await created.text());
+    const listed = await fetch(`${url}/v1/tenants/switches/tools`);
+    assert.equal(listed.status, 200);
+    const body = (await listed.json()) as { tools: { name: string }[] };
+    names = body.tools.map((tool) => tool.name);
+  });
+  assert.equal(outcome.served, true, outcome.stderr);
+  if (outcome.failure) throw outcome.failure;
+  return names;
+}
 const TEST_SERVE = ['test/helpers/keel-test-serve.ts'];
 
 describe('test-only switches', () => {
@@ -77,6 +102,25 @@ describe('test-only switches', () => {
     assert.equal(outcome.served, false, 'keel serve ran with fault points armed');
     assert.equal(outcome.code, 1);
     assert.match(outcome.stderr, /KEEL_TEST_FAILPOINTS, KEEL_FAILPOINTS: test-only switches/);
+  });
+
+  it('a real keel serve with KEEL_TEST_EFFECT_SINK_URL refuses to start (no test tools in production)', async () => {
+    const outcome = await serveOutcome(KEEL_SERVE, {
+      KEEL_TEST_EFFECT_SINK_URL: 'http://127.0.0.1:9/',
+    });
+    console.log(`keel serve + effect sink: served=${outcome.served} exit=${outcome.code}`);
+    assert.equal(outcome.served, false, 'keel serve ran with the test sink tools');
+    assert.equal(outcome.code, 1);
+    assert.match(outcome.stderr, /KEEL_TEST_EFFECT_SINK_URL: test-only switches, refused/);
+  });
+
+  it('the test entry injects the sink tools: sink_write is listed by GET /v1/tools', async () => {
+    const names = await toolNamesServed(TEST_SERVE, {
+      KEEL_TEST_EFFECT_SINK_URL: 'http://127.0.0.1:9/',
+    });
+    assert.ok(names.includes('sink_write') && names.includes('sink_put'), names.join(','));
+    const plain = await toolNamesServed(TEST_SERVE, {});
+    assert.equal(plain.includes('sink_write'), false, 'sink tools without the test variable');
   });
 
   it('the test entry serves with a known seeded bug and refuses an unknown one', async () => {

@@ -13,12 +13,12 @@ import {
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { KeelError } from '../errors.ts';
 import { installAuth } from './auth.ts';
-import { clientErrorHandler } from './client-errors.ts';
 import { installCrossSiteGuard } from './cross-site.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { installTenantRateLimit, TenantRateLimiter } from './rate-limit.ts';
 import type { ApiDeps, ZodApp } from './deps.ts';
 import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts';
+import { capConnections, httpServerOptions } from './http-limits.ts';
 import { requestIdFor } from './request-id.ts';
 import { TenantStreams, installStreamLimits } from './streams.ts';
 import { agentRoutes } from './routes/agents.ts';
@@ -57,25 +57,12 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     bodyLimit: DEFAULT_BODY_LIMIT,
     // Errors fastify raises before routing (e.g. malformed percent-encoding).
     frameworkErrors: frameworkErrorHandler,
-    clientErrorHandler,
     // Requests arriving while closing get keel's error shape instead (hook below).
     return503OnClosing: false,
     forceCloseConnections: true,
-    // Slow or stalled clients (docs/threat-model.md, slowloris): each socket is bounded
-    // in time, and the server in sockets.
-    requestTimeout: http.request_timeout_ms,
-    http: {
-      headersTimeout: http.headers_timeout_ms,
-      // Node checks the header and request deadlines on this interval (default 30 s,
-      // which would let a 10 s deadline slip to 40 s): a quarter of the shorter one.
-      connectionsCheckingInterval: Math.max(250, Math.floor(http.headers_timeout_ms / 4)),
-    },
-    connectionTimeout: http.idle_timeout_ms,
-    keepAliveTimeout: http.keep_alive_timeout_ms,
-    maxRequestsPerSocket: http.max_requests_per_socket,
+    ...httpServerOptions(http),
   }) as unknown as FastifyInstance;
-  // Not a fastify option: set on the Node server before it listens.
-  app.server.maxConnections = http.max_connections;
+  capConnections(app, http);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

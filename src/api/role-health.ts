@@ -1,18 +1,27 @@
 // The listener of a worker or scheduler process (keel serve --role worker|scheduler):
 // only /healthz (the store answers) and /metrics (this process's registry) — no API
-// routes, so a worker host exposes nothing a client could submit work through.
+// routes, so a worker host exposes nothing a client could submit work through. It keeps
+// the API server's [http] timeouts and connection cap: slow clients cannot hold it either.
 
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import type { HttpSettings } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { StoreLifecycle } from '../store/store.ts';
+import { capConnections, httpServerOptions } from './http-limits.ts';
 
 export function buildRoleHealthServer(deps: {
   role: string;
   store: StoreLifecycle;
   metrics: Metrics;
+  http: HttpSettings;
 }): FastifyInstance {
-  const app = Fastify({ logger: false });
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    ...httpServerOptions(deps.http),
+  }) as unknown as FastifyInstance;
+  capConnections(app, deps.http);
   app.get('/healthz', async (_request, reply) => {
     try {
       await deps.store.ping();

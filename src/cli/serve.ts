@@ -11,10 +11,13 @@ export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--d
 /** A stop that takes longer than this has hung; the process exits non-zero instead. */
 const STOP_DEADLINE_MS = 30_000;
 
-/** `injected`: test-only fault points and seeded bugs (test/helpers/keel-test-serve.ts). */
+/**
+ * `injected`: test-only fault points, seeded bugs and tools
+ * (test/helpers/keel-test-serve.ts).
+ */
 export async function serveCommand(
   argv: string[],
-  injected: Pick<KeelOptions, 'failpoints' | 'seededBugs'> = {},
+  injected: Pick<KeelOptions, 'failpoints' | 'seededBugs' | 'extraTools'> = {},
 ): Promise<number> {
   const { values, positionals } = parseCommand(argv, {
     ...SERVER_OPTIONS,

@@ -82,8 +82,11 @@ function describeStale(counts: readonly MemoryEmbedderCount[]): string {
 export function createMemoryService(deps: {
   store: MemoryStore;
   embedder: Embedder;
+  /** tenant_limits.memory_bytes, checked by every put (absent: no quota). */
+  maxBytesPerTenant?: number | null;
 }): MemoryService {
   const { store, embedder } = deps;
+  const maxBytes = deps.maxBytesPerTenant ?? null;
 
   async function embed(texts: string[], kind: EmbedKind): Promise<Float32Array[]> {
     try {
@@ -120,7 +123,15 @@ export function createMemoryService(deps: {
       const problem = factTextProblem(text);
       if (problem) throw new KeelError('VALIDATION_FAILED', `text: ${problem}`, { field: 'text' });
       const vector = await vectorFor(text, 'passage');
-      return store.putMemory({ tenant, namespace, id, text, metadata, vector });
+      return store.putMemory({
+        tenant,
+        namespace,
+        id,
+        text,
+        metadata,
+        vector,
+        max_bytes: maxBytes,
+      });
     },
 
     get: (tenant, namespace, id) => store.getMemory(tenant, namespace, id),

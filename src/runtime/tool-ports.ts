@@ -28,13 +28,24 @@ interface ToolPortDeps {
   memory?: MemoryPortDeps;
   /** tenant_limits.schedules for schedule_put (null/absent: no quota). */
   maxSchedules?: number | null;
+  /** tenant_limits.artifact_bytes for artifact_write (null/absent: no quota). */
+  maxArtifactBytes?: number | null;
 }
 
-function artifactPortFor(store: ArtifactStore, tenant: string): ArtifactPort {
+function artifactPortFor(
+  store: ArtifactStore,
+  tenant: string,
+  maxBytes: number | null,
+): ArtifactPort {
   return {
     read: (path) => store.getArtifact(tenant, path),
     write: (path, body, contentType, metadata) =>
-      store.putArtifact(tenant, path, { body, content_type: contentType, metadata }),
+      store.putArtifact(tenant, path, {
+        body,
+        content_type: contentType,
+        metadata,
+        max_bytes: maxBytes,
+      }),
     list: (prefix, limit, cursor) => store.listArtifacts(tenant, prefix, limit, cursor),
   };
 }
@@ -43,7 +54,7 @@ export function createToolPorts(deps: ToolPortDeps, scope: PortScope): ToolPorts
   const now = deps.now ?? Date.now;
   return {
     now: () => new Date(now()),
-    artifacts: artifactPortFor(deps.store, scope.tenant),
+    artifacts: artifactPortFor(deps.store, scope.tenant, deps.maxArtifactBytes ?? null),
     schedules: createSchedulePort(deps.store, scope, now, deps.maxSchedules ?? null),
     ...(deps.web ? { web: deps.web } : {}),
     ...(deps.memory ? { memory: createMemoryPort(deps.memory, scope.tenant) } : {}),

@@ -23,6 +23,8 @@ export interface WorkerOptions extends RunLoopDeps {
   leaseMs: number;
   /** At most this many running runs per tenant, across processes (null: no cap). */
   maxRunningPerTenant?: number | null;
+  /** false: the cap binds only while the store holds more than one tenant (the default cap). */
+  runningCapWhenAlone?: boolean;
   /** Lease owner name shown in `run.claimed` events; unique per worker by default. */
   owner?: string;
   /** Fallback claim round for expired leases; not the normal wake-up path. */
@@ -103,6 +105,7 @@ export function createWorker(options: WorkerOptions): Worker {
             owner,
             lease_ms: options.leaseMs,
             max_running_per_tenant: options.maxRunningPerTenant ?? null,
+            running_cap_when_alone: options.runningCapWhenAlone ?? true,
           });
           if (!claimed) break;
           launch(claimed);

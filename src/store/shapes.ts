@@ -73,6 +73,11 @@ export interface ClaimOptions {
   lease_ms: number;
   /** At most this many running runs per tenant (src/store/rules/tenant-fairness.ts). */
   max_running_per_tenant?: number | null;
+  /**
+   * false: the cap binds only while the store holds more than one tenant (the default
+   * cap, so a single-tenant deployment uses every slot). Absent or true: always.
+   */
+  running_cap_when_alone?: boolean;
 }
 
 /** A claimed run with the agent snapshot taken in the same transaction. */
@@ -139,6 +144,11 @@ export interface StoreStats {
 // --- artifacts and schedules (built-in capabilities) ---
 
 export interface ArtifactWrite {
+  /**
+   * The tenant's artifact_bytes quota, checked in the write's transaction against the
+   * bytes this write adds (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_bytes?: number | null;
   body: Uint8Array;
   content_type: string;
   metadata: JsonObject;
@@ -212,6 +222,11 @@ export interface MemoryVector {
 }
 
 export interface MemoryPutInput {
+  /**
+   * The tenant's memory_bytes quota, checked in the write's transaction against the
+   * bytes this write adds (QUOTA_EXCEEDED past it). Absent: none.
+   */
+  max_bytes?: number | null;
   tenant: string;
   namespace: string;
   id: string;

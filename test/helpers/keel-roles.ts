@@ -4,6 +4,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { TEST_ONLY_ENV } from '../../src/config.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -29,7 +30,11 @@ export class RoleProcesses {
     for (const [key, value] of Object.entries(process.env)) {
       if (!key.startsWith('KEEL_')) env[key] = value;
     }
-    const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--role', role];
+    // Test-only switches (the effect sink's tools) reach keel only through the test
+    // entry; without them, the real `keel serve` runs.
+    const testOnly = TEST_ONLY_ENV.some((name) => options.env?.[name] !== undefined);
+    const entry = testOnly ? ['test/helpers/keel-test-serve.ts'] : ['src/cli/main.ts', 'serve'];
+    const args = ['--import', 'tsx', ...entry, '--role', role];
     args.push('--listen', '127.0.0.1:0', '--store-url', storeUrl);
     if (options.config) args.push('--config', options.config);
     const child = spawn(process.execPath, args, {

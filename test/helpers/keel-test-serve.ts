@@ -1,10 +1,11 @@
 // `keel serve` for tests that break keel on purpose — the one place that turns the
-// test-only env vars into fault points and seeded bugs. The production entry
+// test-only env vars into fault points, seeded bugs and test tools. The production entry
 // (src/cli/main.ts) refuses these vars (config.ts, TEST_ONLY_ENV); this entry reads them,
 // removes them from the environment the config sees, and injects what they name.
 //
 //   KEEL_TEST_FAILPOINTS=1 + KEEL_FAILPOINTS="name=action;…"   fault points
 //   KEEL_TEST_SEEDED_BUGS="a,b"                                seeded bugs (unknown refused)
+//   KEEL_TEST_EFFECT_SINK_URL=http://127.0.0.1:PORT            the effect sink's tools
 //
 // Usage: node --import tsx test/helpers/keel-test-serve.ts [keel serve flags]
 
@@ -13,6 +14,7 @@ import { serveCommand } from '../../src/cli/serve.ts';
 import { TEST_ONLY_ENV } from '../../src/config.ts';
 import { createFailpoints } from '../../src/failpoints.ts';
 import { parseSeededBugs } from '../../src/seeded-bugs.ts';
+import { effectSinkTools } from './effect-sink-tools.ts';
 
 async function main(): Promise<number> {
   const env = { ...process.env };
@@ -24,6 +26,9 @@ async function main(): Promise<number> {
         spec: env.KEEL_FAILPOINTS ?? '',
       }),
       seededBugs: parseSeededBugs(env.KEEL_TEST_SEEDED_BUGS ?? ''),
+      extraTools: env.KEEL_TEST_EFFECT_SINK_URL
+        ? effectSinkTools(env.KEEL_TEST_EFFECT_SINK_URL)
+        : [],
     });
   } catch (error) {
     return exitCodeFor(error, (line) => process.stderr.write(`${line}\n`));

@@ -72,6 +72,41 @@ export function fairnessSuite(factory: StoreFactory): void {
       );
     });
 
+    it('the default cap (binds only with another tenant): one tenant alone takes every slot', async () => {
+      const { store } = await harness.fresh();
+      for (let index = 0; index < 4; index += 1)
+        await store.enqueueRun(turn({ scope: `s${index}` }));
+      const defaultCap = {
+        owner: 'w1',
+        lease_ms: LEASE_MS,
+        max_running_per_tenant: 2,
+        running_cap_when_alone: false,
+      };
+      const alone: string[] = [];
+      for (let claimed = await store.claimNextRun(defaultCap); claimed;) {
+        alone.push(claimed.run.tenant);
+        claimed = await store.claimNextRun(defaultCap);
+      }
+      console.log(`default cap 2, one tenant: ${alone.length} of 4 queued runs claimed`);
+      assert.deepEqual(alone, [TENANT, TENANT, TENANT, TENANT], 'no slot held back');
+    });
+
+    it('the default cap binds once the store holds a second tenant; an explicit cap binds alone', async () => {
+      const { store } = await harness.fresh();
+      for (let index = 0; index < 4; index += 1)
+        await store.enqueueRun(turn({ scope: `s${index}` }));
+      const explicit = { owner: 'w1', lease_ms: LEASE_MS, max_running_per_tenant: 1 };
+      assert.equal((await store.claimNextRun(explicit))?.run.tenant, TENANT);
+      assert.equal(await store.claimNextRun(explicit), null, 'an explicit cap binds alone');
+      // A second tenant (nothing queued yet): the default cap of 2 now binds for t1.
+      await addTenant(store, OTHER);
+      const defaultCap = { ...explicit, max_running_per_tenant: 2, running_cap_when_alone: false };
+      assert.equal((await store.claimNextRun(defaultCap))?.run.tenant, TENANT);
+      assert.equal(await store.claimNextRun(defaultCap), null, 't1 is at its cap of 2');
+      const other = await store.enqueueRun(turn({ tenant: OTHER }));
+      assert.equal((await store.claimNextRun(defaultCap))?.run.run_id, other.run.run_id);
+    });
+
     it('the queued-run limit refuses with RATE_LIMITED; replays and other tenants pass', async () => {
       const { store } = await harness.fresh();
       await addTenant(store, OTHER);

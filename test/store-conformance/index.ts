@@ -15,6 +15,7 @@ import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
 import { memorySuite } from './memory.ts';
 import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
+import { storageQuotaSuite } from './storage-quota.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
 
 export type { StoreFactory, StoreOpenOptions } from './harness.ts';
@@ -26,6 +27,7 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     enqueueSuite(factory);
     claimSuite(factory);
     fairnessSuite(factory);
+    storageQuotaSuite(factory);
     fencingSuite(factory);
     finalizeSuite(factory);
     cancelSuite(factory);

@@ -141,6 +141,7 @@ export function artifactRoutes(app: ZodApp, deps: Deps): void {
           body,
           content_type: contentTypeOf(request.headers['content-type']),
           metadata: {},
+          max_bytes: deps.config.tenant_limits.artifact_bytes,
         });
         return reply.code(created ? 201 : 200).send({ artifact });
       },

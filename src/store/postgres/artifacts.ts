@@ -8,7 +8,7 @@ import type { PgContext, Sql } from './context.ts';
 import { decodeCursor, pageOf } from './rows.ts';
 import type { ArtifactStatRow } from './rows.ts';
 import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
-import { requireTenant } from './guards.ts';
+import { requireStorageQuota, requireTenant } from './guards.ts';
 
 export async function putArtifact(
   ctx: PgContext,
@@ -20,6 +20,20 @@ export async function putArtifact(
   const sha256 = createHash('sha256').update(body).digest('hex');
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
+    await requireStorageQuota(
+      tx,
+      tenant,
+      'artifact_bytes',
+      body.byteLength,
+      async () =>
+        (
+          await tx.one<{ size_bytes: number }>(
+            'SELECT size_bytes FROM artifacts WHERE tenant = $1 AND path = $2',
+            [tenant, path],
+          )
+        )?.size_bytes ?? 0,
+      input.max_bytes,
+    );
     const values = [
       body,
       input.content_type,

@@ -16,7 +16,8 @@ import type { PgContext, Sql, Tx } from './context.ts';
 import { decodeListCursor } from './rows.ts';
 import type { MemoryFactRow } from '../rules/memory.ts';
 import { checkVector, memoryPage, toMemoryFact, toStaleFact } from '../rules/memory.ts';
-import { requireTenant } from './guards.ts';
+import { requireStorageQuota, requireTenant } from './guards.ts';
+import { memoryFactBytes } from '../rules/tenant-usage.ts';
 
 type MemoryRow = MemoryFactRow;
 
@@ -38,6 +39,21 @@ export async function putMemory(
   return ctx.write(async (tx) => {
     await requireTenant(tx, input.tenant);
     const metadata = JSON.stringify(input.metadata);
+    await requireStorageQuota(
+      tx,
+      input.tenant,
+      'memory_bytes',
+      memoryFactBytes(input.text, metadata),
+      async () =>
+        (
+          await tx.one<{ bytes: number }>(
+            `SELECT octet_length(text) + octet_length(metadata) AS bytes FROM memory_facts
+             WHERE tenant = $1 AND namespace = $2 AND id = $3`,
+            [input.tenant, input.namespace, input.id],
+          )
+        )?.bytes ?? 0,
+      input.max_bytes,
+    );
     const inserted = await tx.one<MemoryRow>(
       `INSERT INTO memory_facts (tenant, namespace, id, text, metadata, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $6)

@@ -27,7 +27,12 @@ import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
-import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
+import {
+  capWhenAloneParam,
+  queueFullError,
+  queueIsFull,
+  runningCapParam,
+} from '../rules/tenant-fairness.ts';
 
 export async function getRun(sql: Sql, tenant: string, runId: string): Promise<Run | null> {
   const row = await sql.one<RunRow>('SELECT * FROM runs WHERE run_id = $1 AND tenant = $2', [
@@ -124,7 +129,7 @@ export async function listRuns(
 
 // The claim, one statement. Candidates:
 //   - the fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running
-//     cap, its oldest queued run that heads its lane (no older queued run in the lane)
+//     cap (or any tenant, when it is the only one and the cap is the default), its oldest queued run that heads its lane (no older queued run in the lane)
 //     and whose lane has nobody running; of those, the tenant with the fewest running
 //     runs, then the oldest. FIFO per lane, and a busy lane's queue is skipped rather
 //     than blocking the scan, so no idle lane starves;
@@ -154,6 +159,7 @@ WITH clock AS MATERIALIZED (
     ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED
   ) AS h
   WHERE COALESCE(l.running, 0) < $4
+    OR ($5::int = 0 AND NOT EXISTS (SELECT 1 FROM tenants o WHERE o.name <> t.name))
   ORDER BY COALESCE(l.running, 0), h.queue_pos LIMIT 1
 ), expired AS (
   SELECT e.queue_pos, e.run_id FROM runs e
@@ -186,6 +192,7 @@ export async function claimNextRun(
           options.lease_ms,
           ctx.injectedClock ? tx.now : null,
           runningCapParam(options.max_running_per_tenant),
+          capWhenAloneParam(options.running_cap_when_alone),
         ]);
       } catch (error) {
         if (isUniqueViolation(error)) throw new LaneTaken();

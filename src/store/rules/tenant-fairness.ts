@@ -10,6 +10,15 @@
 // its cap even when nobody else is waiting. A run whose lease expired is reclaimed as
 // before (it already counts as running, so the cap does not apply to it).
 //
+// The cap alone. A cap only protects other tenants, so the default cap (¾ of one
+// process's slots) binds only while the store holds more than one tenant: a
+// single-tenant deployment — the common case of a personal agent runtime — uses every
+// slot of every worker process. An operator's explicit cap binds always. A cap that
+// binds only while another tenant has QUEUED runs (work-conserving) was measured and
+// rejected: the greedy tenant then takes every free slot between the other's turns,
+// and the other's next turn waits for a long run to end (`npm run bench -- fairness`:
+// B p99 17.6× its p99 alone, target ≤ 2×).
+//
 // Due schedules. A batch of due schedules is taken round-robin over tenants: every
 // tenant's oldest due schedule, then every tenant's second, … (rank within the tenant,
 // then due time), so thousands of one tenant's due schedules cannot fill the batches
@@ -52,4 +61,9 @@ export function scheduleQuotaError(tenant: string, limit: number): KeelError {
 /** The claim's per-tenant cap as a SQL parameter: no cap is a count nobody reaches. */
 export function runningCapParam(cap: number | null | undefined): number {
   return cap === null || cap === undefined ? Number.MAX_SAFE_INTEGER : cap;
+}
+
+/** Whether the cap binds when the tenant is the store's only one, as a SQL 0/1. */
+export function capWhenAloneParam(whenAlone: boolean | undefined): number {
+  return whenAlone === false ? 0 : 1;
 }

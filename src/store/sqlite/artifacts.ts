@@ -8,7 +8,7 @@ import type { StoreContext } from './context.ts';
 import { decodeCursor, pageOf } from './rows.ts';
 import type { ArtifactStatRow } from './rows.ts';
 import { ARTIFACT_STAT_COLUMNS, toArtifactStat } from './rows.ts';
-import { requireTenant } from './guards.ts';
+import { requireStorageQuota, requireTenant } from './guards.ts';
 
 interface ArtifactRow extends ArtifactStatRow {
   body: Buffer;
@@ -31,6 +31,13 @@ export function putArtifact(
   return ctx.write(() => {
     requireTenant(ctx, tenant);
     const existing = statRow(ctx, tenant, path);
+    requireStorageQuota(
+      ctx,
+      tenant,
+      'artifact_bytes',
+      body.byteLength - (existing?.size_bytes ?? 0),
+      input.max_bytes,
+    );
     const now = ctx.now();
     if (existing) {
       ctx

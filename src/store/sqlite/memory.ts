@@ -22,7 +22,8 @@ import {
   toMemoryFact,
   toStaleFact,
 } from '../rules/memory.ts';
-import { requireTenant } from './guards.ts';
+import { requireStorageQuota, requireTenant } from './guards.ts';
+import { memoryFactBytes } from '../rules/tenant-usage.ts';
 
 interface MemoryRow extends MemoryFactRow {
   embedder: string | null;
@@ -118,6 +119,14 @@ export function putMemory(
     const existing = factRow(ctx, input.tenant, input.namespace, input.id);
     const now = ctx.now();
     const metadata = JSON.stringify(input.metadata);
+    requireStorageQuota(
+      ctx,
+      input.tenant,
+      'memory_bytes',
+      memoryFactBytes(input.text, metadata) -
+        (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
+      input.max_bytes,
+    );
     if (existing) {
       const updatedAt = Math.max(now, existing.updated_at + 1);
       // Setting text only when it changed keeps the FTS triggers from re-indexing it.

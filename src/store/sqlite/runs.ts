@@ -25,7 +25,12 @@ import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
-import { queueFullError, queueIsFull, runningCapParam } from '../rules/tenant-fairness.ts';
+import {
+  capWhenAloneParam,
+  queueFullError,
+  queueIsFull,
+  runningCapParam,
+} from '../rules/tenant-fairness.ts';
 
 function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
   return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
@@ -102,8 +107,8 @@ export function listRuns(
   );
 }
 
-// The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap,
-// its oldest queued run whose lane has nobody running; of those, the tenant with the
+// The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap
+// (or any tenant, when it is the only one and the cap is the default), its oldest queued run whose lane has nobody running; of those, the tenant with the
 // fewest running runs wins, then the oldest. Walking a tenant's queue in FIFO order makes
 // the first hit of a lane its oldest queued run (FIFO within the scope), and a busy
 // lane's waiting runs are skipped rather than blocking the scan, so an idle lane is
@@ -122,6 +127,7 @@ const NEXT_QUEUED = `
        ORDER BY r.queue_pos LIMIT 1) AS queue_pos
     FROM tenants t LEFT JOIN load l ON l.tenant = t.name
     WHERE COALESCE(l.running, 0) < ?
+      OR (? = 0 AND NOT EXISTS (SELECT 1 FROM tenants o WHERE o.name <> t.name))
   )
   SELECT r.queue_pos, r.run_id FROM heads h JOIN runs r ON r.queue_pos = h.queue_pos
   ORDER BY h.running, h.queue_pos LIMIT 1`;
@@ -149,8 +155,12 @@ export function claimNextRun(ctx: StoreContext, options: ClaimOptions): ClaimedR
   try {
     claimed = ctx.write((changes) => {
       const now = ctx.now();
-      const queued = ctx.sql(NEXT_QUEUED).get(runningCapParam(options.max_running_per_tenant)) as
-        Candidate | undefined;
+      const queued = ctx
+        .sql(NEXT_QUEUED)
+        .get(
+          runningCapParam(options.max_running_per_tenant),
+          capWhenAloneParam(options.running_cap_when_alone),
+        ) as Candidate | undefined;
       const expired = ctx.sql(NEXT_EXPIRED).get(now) as Candidate | undefined;
       const pick =
         queued && expired

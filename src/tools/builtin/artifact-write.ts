@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isKeelError } from '../../errors.ts';
 import { defineTool, ToolError } from '../tool.ts';
 import {
   ARTIFACT_WRITE_MAX_BYTES,
@@ -49,9 +50,13 @@ export const artifactWriteTool = defineTool({
     const type =
       content_type ??
       (encoding === 'base64' ? 'application/octet-stream' : 'text/plain; charset=utf-8');
-    const { artifact, created } = await artifactPort(context).write(path, body, type, {
-      written_by: { agent: context.agent, run_id: context.run_id },
-    });
+    const { artifact, created } = await artifactPort(context)
+      .write(path, body, type, { written_by: { agent: context.agent, run_id: context.run_id } })
+      .catch((error: unknown) => {
+        // The tenant's artifact_bytes quota is the model's to handle (delete, write less).
+        if (isKeelError(error, 'QUOTA_EXCEEDED')) throw new ToolError(error.code, error.message);
+        throw error;
+      });
     return { ...describeArtifact(artifact, context.tenant), created };
   },
 });

@@ -1,5 +1,5 @@
 // The built-in tools, one per file: clock, calculator, artifacts, memory, schedules and
-// the web. The test sink tools (test-sink.ts) are never part of this list.
+// the web. Test-only tools live in test/ and are never part of this list.
 
 import type { AnyToolSpec } from '../tool.ts';
 import { artifactListTool } from './artifact-list.ts';

@@ -1,15 +1,15 @@
 // Test-only tools that write to an "effect sink" process on loopback (test/helpers/
 // effect-sink.ts), so crash tests can count executions outside keel's own database.
-// Registered by main.ts only when config.test_tools.effect_sink_url is set
-// (KEEL_TEST_EFFECT_SINK_URL); never part of builtinTools().
+// Injected only by the test entry (keel-test-serve.ts, from KEEL_TEST_EFFECT_SINK_URL) as
+// startKeel's extraTools; a production keel has no way to register them.
 //
 //   sink_write — effectful: the runtime must never repeat it blindly after a crash;
 //   sink_put   — idempotent: repeating it with the same key is safe (the sink counts).
 
 import { z } from 'zod';
-import type { JsonValue } from '../../types.ts';
-import type { AnyToolSpec, ToolContext } from '../tool.ts';
-import { defineTool, ToolError } from '../tool.ts';
+import type { JsonValue } from '../../src/types.ts';
+import type { AnyToolSpec, ToolContext } from '../../src/tools/tool.ts';
+import { defineTool, ToolError } from '../../src/tools/tool.ts';
 
 const sinkInput = z.strictObject({
   value: z.string().max(1000).optional().describe('what to write'),
