@@ -1,0 +1,333 @@
+// MCP servers per tenant through a whole keel on loopback HTTP, against the reference
+// servers from npm (server-everything, server-memory) as real child processes, driven
+// by the fixture model's `@call mcp_…` lines. Also the security rules of attaching.
+
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import pino from 'pino';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
+
+const MODULES = resolve(import.meta.dirname, '../node_modules/@modelcontextprotocol');
+const EVERYTHING = join(MODULES, 'server-everything/dist/index.js');
+const MEMORY = join(MODULES, 'server-memory/dist/index.js');
+const SECRET_VALUE = 'sk-very-secret-value-4c1d';
+let memoryFile: string;
+
+let keel: TestKeel;
+const logLines: string[] = [];
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
+
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: Loose; text: string }> {
+  const response = await fetch(`${keel.url}${path}`, {
+    method,
+    headers: method === 'GET' || method === 'DELETE' ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : null, text };
+}
+
+async function turn(tenant: string, agent: string, text: string, scope = 's1'): Promise<Loose> {
+  const submitted = await api('POST', `/v1/tenants/${tenant}/turns`, {
+    agent,
+    scope,
+    payload: { text },
+  });
+  assert.equal(submitted.status, 202, submitted.text);
+  const waited = await api(
+    'GET',
+    `/v1/tenants/${tenant}/runs/${submitted.body.run_id}/wait?timeout_ms=60000`,
+  );
+  return waited.body.run;
+}
+
+async function toolResults(runId: string): Promise<Loose[]> {
+  const entries = await keel.store.loadEntries(runId);
+  return entries.filter((entry) => entry.kind === 'tool_result').map((entry) => entry.body);
+}
+
+const toml = `
+[mcp.stdio.everything]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(EVERYTHING)}, "stdio"]
+env_from = { DECLARED_VAR = "KEEL_TEST_DECLARED" }
+
+[mcp.stdio.memory]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(MEMORY)}]
+env_from = { MEMORY_FILE_PATH = "KEEL_TEST_MEMORY_FILE" }
+
+[mcp.stdio.private]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(EVERYTHING)}, "stdio"]
+tenants = ["other"]
+
+[mcp.stdio.broken]
+command = ${JSON.stringify(process.execPath)}
+args = ["-e", "process.stderr.write('cannot start: no config'); process.exit(3)"]
+`;
+
+before(async () => {
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logLines.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  memoryFile = join(await mkdtemp(join(tmpdir(), 'keel-mcp-memory-')), 'memory.jsonl');
+  keel = await startTestKeel({
+    toml,
+    env: {
+      KEEL_TEST_DECLARED: 'declared-value',
+      KEEL_TEST_MEMORY_FILE: memoryFile,
+      NOT_DECLARED: 'keel-only',
+    },
+    keel: { logger: pino({ level: 'debug' }, sink) },
+  });
+  for (const tenant of ['acme', 'other']) {
+    assert.equal((await api('POST', '/v1/tenants', { name: tenant })).status, 201);
+    const agent = await api('PUT', `/v1/tenants/${tenant}/agents/a`, {
+      model: 'fixture/echo',
+      allowed_families: ['mcp'],
+      tool_timeout_ms: 3000,
+    });
+    assert.equal(agent.status, 201, agent.text);
+  }
+});
+after(async () => {
+  await keel?.close();
+});
+
+describe('MCP servers per tenant (reference servers over stdio)', () => {
+  it('attaches a declared server after listing its tools; GET shows them, not the command', async () => {
+    const put = await api('PUT', '/v1/tenants/acme/mcp/everything', {
+      enabled: true,
+      transport: { type: 'stdio', server: 'everything' },
+      allowed_tools: [
+        'echo',
+        'get-sum',
+        'get-env',
+        'trigger-long-running-operation',
+        'gzip-file-as-resource',
+      ],
+    });
+    assert.equal(put.status, 201, put.text);
+    const names = put.body.tools.filter((t: Loose) => t.allowed).map((t: Loose) => t.name);
+    assert.deepEqual(names.sort(), [
+      'mcp_everything_echo',
+      'mcp_everything_get_env',
+      'mcp_everything_get_sum',
+      'mcp_everything_gzip_file_as_resource',
+      'mcp_everything_trigger_long_running_operation',
+    ]);
+    assert.doesNotMatch(put.text, /server-everything|command/);
+    const listed = await api('GET', '/v1/tenants/acme/mcp');
+    assert.deepEqual(
+      listed.body.servers.map((s: Loose) => s.name),
+      ['everything'],
+    );
+    const tools = await api('GET', '/v1/tenants/acme/tools?agent=a');
+    const visible = tools.body.tools.map((t: Loose) => t.name);
+    assert.ok(visible.includes('mcp_everything_get_sum'), visible.join());
+    assert.ok(!visible.includes('mcp_everything_get_tiny_image'), 'allowed_tools narrows');
+    const sum = tools.body.tools.find((t: Loose) => t.name === 'mcp_everything_get_sum');
+    assert.equal(sum.family, 'mcp');
+    assert.deepEqual(Object.keys(sum.input_schema.properties).sort(), ['a', 'b']);
+  });
+
+  it('echo and get-sum answer through a run; get-env shows only the declared variables', async () => {
+    const run = await turn(
+      'acme',
+      'a',
+      [
+        '@call mcp_everything_echo {"message": "hello mcp"}',
+        '@call mcp_everything_get_sum {"a": 2, "b": 40}',
+        '@call mcp_everything_get_env {}',
+      ].join('\n'),
+    );
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const [echo, sum, env] = await toolResults(run.run_id);
+    assert.equal(echo.ok, true, JSON.stringify(echo));
+    assert.match(JSON.stringify(echo.result), /hello mcp/);
+    assert.match(JSON.stringify(sum.result), /42/);
+    assert.equal(env.ok, true, JSON.stringify(env));
+    const variables = env.result.value as Record<string, string>;
+    assert.equal(variables.DECLARED_VAR, 'declared-value');
+    for (const leaked of ['NOT_DECLARED', 'KEEL_TEST_DECLARED', 'HOME', 'PATH', 'USER']) {
+      assert.equal(variables[leaked], undefined, `${leaked} reached the server`);
+    }
+    console.log(`get-env saw: ${Object.keys(variables).sort().join(', ')}`);
+  });
+
+  it('a server-side error and an argument that fails the schema are {ok:false}; the run goes on', async () => {
+    const run = await turn(
+      'acme',
+      'a',
+      [
+        '@call mcp_everything_gzip_file_as_resource {"name": "x.gz", "data": "ftp://example.com/x"}',
+        '@call mcp_everything_get_sum {"a": "two", "b": 1}',
+        '@call mcp_everything_echo {"message": "still here"}',
+      ].join('\n'),
+    );
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const [serverError, badArgs, echo] = await toolResults(run.run_id);
+    assert.equal(serverError.ok, false);
+    assert.equal(serverError.error.code, 'MCP_TOOL_ERROR', JSON.stringify(serverError));
+    assert.match(serverError.error.message, /Unsupported URL protocol/);
+    assert.equal(badArgs.ok, false);
+    assert.equal(badArgs.error.code, 'INVALID_ARGUMENTS');
+    assert.equal(echo.ok, true);
+  });
+
+  it('a long-running tool is cut at tool_timeout_ms (cancellation sent) and the run goes on', async () => {
+    const run = await turn(
+      'acme',
+      'a',
+      [
+        '@call mcp_everything_trigger_long_running_operation {"duration": 30, "steps": 30}',
+        '@call mcp_everything_echo {"message": "after"}',
+      ].join('\n'),
+    );
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const [long, echo] = await toolResults(run.run_id);
+    assert.equal(long.ok, false);
+    assert.equal(long.error.code, 'TOOL_TIMEOUT', JSON.stringify(long));
+    assert.equal(echo.ok, true, 'the same session answers the next call');
+    console.log(`long-running call stopped after ${long.duration_ms} ms`);
+  });
+
+  it('server-memory: an agent stores a fact in one turn and reads it back in the next', async () => {
+    const put = await api('PUT', '/v1/tenants/acme/mcp/memory', {
+      transport: { type: 'stdio', server: 'memory' },
+      allowed_tools: ['create_entities', 'open_nodes'],
+    });
+    assert.equal(put.status, 201, put.text);
+    const entity = { name: 'Rex', entityType: 'dog', observations: ['Rex is a golden retriever'] };
+    const stored = await turn(
+      'acme',
+      'a',
+      `@call mcp_memory_create_entities ${JSON.stringify({ entities: [entity] })}`,
+      'mem',
+    );
+    assert.equal((await toolResults(stored.run_id))[0].ok, true);
+    const read = await turn('acme', 'a', '@call mcp_memory_open_nodes {"names": ["Rex"]}', 'mem');
+    const [result] = await toolResults(read.run_id);
+    assert.equal(result.ok, true, JSON.stringify(result));
+    assert.match(JSON.stringify(result.result), /golden retriever/);
+    assert.match(await readFile(memoryFile, 'utf8'), /golden retriever/);
+  });
+
+  it('a server that fails to start is a 400 with its error, and nothing is stored', async () => {
+    const put = await api('PUT', '/v1/tenants/acme/mcp/broken', {
+      transport: { type: 'stdio', server: 'broken' },
+    });
+    assert.equal(put.status, 400, put.text);
+    assert.equal(put.body.error.code, 'MCP_SERVER_FAILED');
+    assert.match(put.body.error.message, /cannot start: no config/);
+    assert.equal((await api('GET', '/v1/tenants/acme/mcp/broken')).status, 404);
+  });
+
+  it('allowed_tools naming no discovered tool is a 400 naming it', async () => {
+    const put = await api('PUT', '/v1/tenants/acme/mcp/ev2', {
+      transport: { type: 'stdio', server: 'everything' },
+      allowed_tools: ['ecko'],
+    });
+    assert.equal(put.status, 400, put.text);
+    assert.match(put.body.error.message, /ecko/);
+    assert.equal((await api('GET', '/v1/tenants/acme/mcp/ev2')).status, 404);
+  });
+});
+
+describe('MCP security', () => {
+  it('a tenant body with a command or args is refused', async () => {
+    for (const transport of [
+      { type: 'stdio', server: 'everything', command: '/bin/sh' },
+      { type: 'stdio', command: '/bin/sh', args: ['-c', 'id'] },
+    ]) {
+      const put = await api('PUT', '/v1/tenants/acme/mcp/evil', { transport });
+      assert.equal(put.status, 400, put.text);
+      assert.match(put.body.error.message, /command/);
+    }
+    assert.equal((await api('GET', '/v1/tenants/acme/mcp/evil')).status, 404);
+  });
+
+  it('a tenant cannot attach a declared server not open to it (nor an undeclared one)', async () => {
+    for (const server of ['private', 'nope']) {
+      const put = await api('PUT', '/v1/tenants/acme/mcp/p', {
+        transport: { type: 'stdio', server },
+      });
+      assert.equal(put.status, 400, put.text);
+      assert.match(put.body.error.message, /no stdio MCP server/);
+    }
+    const other = await api('PUT', '/v1/tenants/other/mcp/p', {
+      transport: { type: 'stdio', server: 'private' },
+      allowed_tools: ['echo'],
+    });
+    assert.equal(other.status, 201, other.text);
+  });
+
+  it("tenant B sees neither A's servers nor its secrets, and cannot call A's tools", async () => {
+    const secret = await api('PUT', '/v1/tenants/acme/secrets/notes-token', {
+      value: SECRET_VALUE,
+    });
+    assert.equal(secret.status, 201, secret.text);
+    assert.doesNotMatch(secret.text, new RegExp(SECRET_VALUE));
+    const listed = await api('GET', '/v1/tenants/acme/secrets');
+    assert.deepEqual(
+      listed.body.secrets.map((s: Loose) => s.name),
+      ['notes-token'],
+    );
+    assert.doesNotMatch(listed.text, new RegExp(SECRET_VALUE));
+
+    assert.deepEqual((await api('GET', '/v1/tenants/other/secrets')).body.secrets, []);
+    const otherServers = (await api('GET', '/v1/tenants/other/mcp')).body.servers;
+    assert.deepEqual(
+      otherServers.map((s: Loose) => s.name),
+      ['p'],
+    );
+    assert.equal((await api('GET', '/v1/tenants/other/mcp/everything')).status, 404);
+
+    const run = await turn('other', 'a', '@call mcp_everything_echo {"message": "x"}');
+    const [result] = await toolResults(run.run_id);
+    assert.equal(result.ok, false);
+    assert.equal(result.error.code, 'TOOL_NOT_FOUND');
+    const own = await turn('other', 'a', '@call mcp_p_echo {"message": "mine"}', 's2');
+    assert.equal((await toolResults(own.run_id))[0].ok, true);
+  });
+
+  it('headers_from naming an environment variable (no such secret) is refused', async () => {
+    const put = await api('PUT', '/v1/tenants/acme/mcp/remote', {
+      enabled: false,
+      transport: {
+        type: 'http',
+        url: 'https://example.com/mcp',
+        headers_from: { Authorization: 'KEEL_TEST_DECLARED' },
+      },
+    });
+    assert.equal(put.status, 400, put.text);
+  });
+
+  it('the secret value is in no log line and no trace event', async () => {
+    const logs = logLines.join('');
+    assert.ok(logs.length > 0, 'the test captured the logs');
+    assert.equal(logs.includes(SECRET_VALUE), false);
+    const dbFile = await readFile(join(keel.dir, 'keel.db')).catch(() => Buffer.alloc(0));
+    assert.ok(dbFile.length > 0);
+    const runs = await keel.store.listRuns('acme', {}, 100);
+    for (const run of runs.items) {
+      const events = await keel.store.getTrace('acme', run.run_id, 0, 1000);
+      assert.equal(JSON.stringify(events).includes(SECRET_VALUE), false);
+    }
+  });
+});
