@@ -7,10 +7,16 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import type { Server } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const MODULES = resolve(import.meta.dirname, '../node_modules/@modelcontextprotocol');
 const EVERYTHING = join(MODULES, 'server-everything/dist/index.js');
@@ -19,6 +25,47 @@ const SECRET_VALUE = 'sk-very-secret-value-4c1d';
 let memoryFile: string;
 
 let keel: TestKeel;
+/** server-everything over streamable HTTP, behind a proxy that records the Authorization headers. */
+let httpServer: ChildProcess;
+let proxy: Server;
+let proxyUrl: string;
+const authorizations: (string | undefined)[] = [];
+
+async function startHttpEverything(): Promise<void> {
+  const port = await new Promise<number>((done) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address() as AddressInfo;
+      probe.close(() => done(address.port));
+    });
+  });
+  httpServer = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+    env: { PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let said = '';
+  httpServer.stderr?.on('data', (chunk: Buffer) => (said += chunk.toString()));
+  await waitFor('server-everything listens over HTTP', () => said.includes('listening on port'));
+  proxy = createServer((request, response) => {
+    authorizations.push(request.headers.authorization);
+    const upstream = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: request.url,
+        method: request.method,
+        headers: request.headers,
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    request.pipe(upstream);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/mcp`;
+}
 const logLines: string[] = [];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -58,6 +105,9 @@ async function toolResults(runId: string): Promise<Loose[]> {
 }
 
 const toml = `
+[mcp]
+allow_hosts = ["127.0.0.1"]
+
 [mcp.stdio.everything]
 command = ${JSON.stringify(process.execPath)}
 args = [${JSON.stringify(EVERYTHING)}, "stdio"]
@@ -86,6 +136,7 @@ before(async () => {
     },
   });
   memoryFile = join(await mkdtemp(join(tmpdir(), 'keel-mcp-memory-')), 'memory.jsonl');
+  await startHttpEverything();
   keel = await startTestKeel({
     toml,
     env: {
@@ -107,6 +158,9 @@ before(async () => {
 });
 after(async () => {
   await keel?.close();
+  httpServer?.kill();
+  proxy?.closeAllConnections();
+  proxy?.close();
 });
 
 describe('MCP servers per tenant (reference servers over stdio)', () => {
@@ -249,6 +303,47 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
   });
 });
 
+describe('MCP servers per tenant (server-everything over streamable HTTP)', () => {
+  it('a tenant registers its HTTP server; header values come from its secrets; tools answer', async () => {
+    const secret = await api('PUT', '/v1/tenants/acme/secrets/http-token', {
+      value: `Bearer ${SECRET_VALUE}`,
+    });
+    assert.equal(secret.status, 201, secret.text);
+    const put = await api('PUT', '/v1/tenants/acme/mcp/remote', {
+      transport: { type: 'http', url: proxyUrl, headers_from: { Authorization: 'http-token' } },
+      allowed_tools: ['echo', 'get-sum'],
+    });
+    assert.equal(put.status, 201, put.text);
+    assert.doesNotMatch(put.text, new RegExp(SECRET_VALUE));
+    const run = await turn(
+      'acme',
+      'a',
+      '@call mcp_remote_echo {"message": "over http"}\n@call mcp_remote_get_sum {"a": 1, "b": 2}',
+      'http',
+    );
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const [echo, sum] = await toolResults(run.run_id);
+    assert.match(JSON.stringify(echo.result), /over http/);
+    assert.match(JSON.stringify(sum.result), /3/);
+    assert.ok(authorizations.length > 0);
+    assert.ok(
+      authorizations.every((value) => value === `Bearer ${SECRET_VALUE}`),
+      'every request carried the secret as its header',
+    );
+  });
+
+  it('a private URL the operator did not allow is refused at PUT', async () => {
+    for (const url of ['http://localhost:1/mcp', 'http://10.1.2.3/mcp', 'http://[::1]:1/mcp']) {
+      const put = await api('PUT', '/v1/tenants/acme/mcp/inside', {
+        enabled: false,
+        transport: { type: 'http', url },
+      });
+      assert.equal(put.status, 400, `${url}: ${put.text}`);
+      assert.match(put.body.error.message, /not a public address/);
+    }
+  });
+});
+
 describe('MCP security', () => {
   it('a tenant body with a command or args is refused', async () => {
     for (const transport of [
@@ -286,7 +381,7 @@ describe('MCP security', () => {
     const listed = await api('GET', '/v1/tenants/acme/secrets');
     assert.deepEqual(
       listed.body.secrets.map((s: Loose) => s.name),
-      ['notes-token'],
+      ['http-token', 'notes-token'],
     );
     assert.doesNotMatch(listed.text, new RegExp(SECRET_VALUE));
 
@@ -307,15 +402,28 @@ describe('MCP security', () => {
   });
 
   it('headers_from naming an environment variable (no such secret) is refused', async () => {
-    const put = await api('PUT', '/v1/tenants/acme/mcp/remote', {
+    for (const name of ['KEEL_TEST_DECLARED', 'keel_test_declared']) {
+      const put = await api('PUT', '/v1/tenants/acme/mcp/remote2', {
+        enabled: false,
+        transport: {
+          type: 'http',
+          url: 'https://example.com/mcp',
+          headers_from: { Authorization: name },
+        },
+      });
+      assert.equal(put.status, 400, put.text);
+      assert.match(put.text, /headers_from/);
+    }
+    const put = await api('PUT', '/v1/tenants/other/mcp/remote2', {
       enabled: false,
       transport: {
         type: 'http',
         url: 'https://example.com/mcp',
-        headers_from: { Authorization: 'KEEL_TEST_DECLARED' },
+        headers_from: { Authorization: 'http-token' },
       },
     });
-    assert.equal(put.status, 400, put.text);
+    assert.equal(put.status, 400, "another tenant's secret is not this tenant's: " + put.text);
+    assert.match(put.body.error.message, /no secret "http-token"/);
   });
 
   it('the secret value is in no log line and no trace event', async () => {

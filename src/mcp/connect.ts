@@ -10,11 +10,14 @@ import {
   StdioClientTransport,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import type { McpSettings } from '../config.ts';
 import { KeelError } from '../errors.ts';
 import type { SecretStore } from '../store/store.ts';
+import type { ParsedAddress } from '../web/address.ts';
 import { classifyAddress, parseIpLiteral } from '../web/address.ts';
+import { pinnedLookup } from '../web/fetcher.ts';
 import type { McpTransportSpec } from './server-spec.ts';
 
 /** Where a server's output beyond this stays unread in error messages. */
@@ -58,9 +61,17 @@ export function stdioDeclaration(settings: McpSettings, tenant: string, server: 
   return declared;
 }
 
-async function checkPublicUrl(url: URL, allowHosts: readonly string[]): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (allowHosts.includes(host.toLowerCase())) return;
+/**
+ * The public-web boundary for a tenant's server URL: every address the host resolves to
+ * must be public (src/web/address.ts) unless the operator allows the host. Returns the
+ * address to pin connections to (null for an allowed host).
+ */
+async function checkPublicUrl(
+  url: URL,
+  allowHosts: readonly string[],
+): Promise<ParsedAddress | null> {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (allowHosts.map((allowed) => allowed.toLowerCase()).includes(host)) return null;
   const literal = parseIpLiteral(host);
   const addresses = literal
     ? [literal]
@@ -82,6 +93,19 @@ async function checkPublicUrl(url: URL, allowHosts: readonly string[]): Promise<
       );
     }
   }
+  return addresses[0] ?? null;
+}
+
+/** fetch whose connections go to the checked address (no DNS change between check and connect). */
+function pinnedFetch(address: ParsedAddress): FetchLike {
+  const dispatcher = new Agent({
+    connect: { lookup: pinnedLookup(address) } as unknown as Agent.Options['connect'],
+  });
+  return (input, init) =>
+    undiciFetch(input as string | URL, {
+      ...(init as Record<string, unknown>),
+      dispatcher,
+    }) as unknown as Promise<Response>;
 }
 
 /** Header values from the tenant's secrets; a name with no secret is a 400. */
@@ -115,8 +139,9 @@ export async function checkTransport(
     stdioDeclaration(deps.settings, tenant, transport.server);
     return;
   }
-  await checkPublicUrl(new URL(transport.url), deps.settings.allow_hosts);
+  // Secrets first: a headers_from naming no secret is a 400 whatever the URL does.
   await secretHeaders(deps, tenant, transport.headers_from);
+  await checkPublicUrl(new URL(transport.url), deps.settings.allow_hosts);
 }
 
 export async function openClient(
@@ -144,9 +169,13 @@ export async function openClient(
     wire = stdio;
   } else {
     const url = new URL(transport.url);
-    await checkPublicUrl(url, deps.settings.allow_hosts);
+    const pinned = await checkPublicUrl(url, deps.settings.allow_hosts);
     const headers = await secretHeaders(deps, tenant, transport.headers_from);
-    wire = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    // Redirects stay within the origin (the SDK's default policy), so they stay pinned.
+    wire = new StreamableHTTPClientTransport(url, {
+      requestInit: { headers },
+      ...(pinned && { fetch: pinnedFetch(pinned) }),
+    });
   }
   const client = new Client({ name: 'keel', version: '1' }, { capabilities: {} });
   try {
