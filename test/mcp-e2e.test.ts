@@ -439,3 +439,61 @@ describe('MCP security', () => {
     }
   });
 });
+
+describe('keel mcp / keel secrets (CLI against this keel)', () => {
+  const ROOT = resolve(import.meta.dirname, '..');
+  function keelCli(
+    args: string[],
+    stdin = '',
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (!key.startsWith('KEEL_')) env[key] = value;
+    }
+    return new Promise((done) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+        cwd: ROOT,
+        env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'other' },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      child.once('exit', (code) => done({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+  }
+
+  it('secrets put (value on stdin) / list / rm; mcp put / list / tools / rm', async () => {
+    const put = await keelCli(['secrets', 'put', 'cli-token'], `${SECRET_VALUE}\n`);
+    assert.equal(put.code, 0, put.stderr);
+    assert.equal(put.stdout, 'secret cli-token created\n');
+    const listed = await keelCli(['secrets', 'list']);
+    assert.match(listed.stdout, /^cli-token\t/);
+    assert.equal(listed.stdout.includes(SECRET_VALUE), false);
+
+    const attached = await keelCli([
+      'mcp',
+      'put',
+      'cli-ev',
+      '--server',
+      'private',
+      '--allow',
+      'echo',
+    ]);
+    assert.equal(attached.code, 0, attached.stderr);
+    assert.match(attached.stdout, /^mcp server cli-ev saved \(\d+ tools\)/);
+    assert.match(attached.stdout, /mcp_cli-ev_echo|mcp_cli_ev_echo\tread_only\tallowed/);
+    const servers = await keelCli(['mcp', 'list']);
+    assert.match(servers.stdout, /^cli-ev\tenabled\tstdio:private\t\d+ tools/m);
+    const tools = await keelCli(['mcp', 'tools', 'cli-ev']);
+    assert.match(tools.stdout, /mcp_cli_ev_get_sum\tread_only\tnot allowed/);
+    const refused = await keelCli(['mcp', 'put', 'x', '--server', 'undeclared']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /VALIDATION_FAILED: transport.server: no stdio MCP server/);
+    assert.equal((await keelCli(['mcp', 'rm', 'cli-ev'])).stdout, 'mcp server cli-ev removed\n');
+    assert.equal((await keelCli(['secrets', 'rm', 'cli-token'])).code, 0);
+    assert.equal((await keelCli(['secrets', 'list'])).stdout, '');
+  });
+});

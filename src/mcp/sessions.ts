@@ -14,6 +14,8 @@ import type { McpTransportSpec } from './server-spec.ts';
 export function restartDelayMs(deaths: number): number {
   return deaths <= 1 ? 0 : Math.min(30_000, 250 * 2 ** (deaths - 2));
 }
+/** How much later than keel's deadline the SDK's own request timer fires. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
 /** A session that lived this long resets the death count. */
 const STABLE_MS = 60_000;
 
@@ -156,10 +158,13 @@ export function createMcpSessions(
           return (await client.client.callTool(
             { name: tool, arguments: args, _meta: { idempotency_key: options.idempotencyKey } },
             undefined,
+            // The tool's signal carries keel's deadline (tool-step.ts answers TOOL_TIMEOUT
+            // and the SDK sends the cancellation); the SDK's own timer is only a backstop,
+            // later, so it never wins the race and turns a timeout into a protocol error.
             {
               signal: options.signal,
-              timeout: Math.max(1, options.timeoutMs),
-              maxTotalTimeout: Math.max(1, options.timeoutMs),
+              timeout: Math.max(1, options.timeoutMs) + SDK_TIMEOUT_MARGIN_MS,
+              maxTotalTimeout: Math.max(1, options.timeoutMs) + SDK_TIMEOUT_MARGIN_MS,
             },
           )) as CallToolResult;
         } catch (error) {
