@@ -14,6 +14,8 @@ import type { McpTransportSpec } from './server-spec.ts';
 export function restartDelayMs(deaths: number): number {
   return deaths <= 1 ? 0 : Math.min(30_000, 250 * 2 ** (deaths - 2));
 }
+/** How long starting a server (spawn + initialize) may take. */
+const START_TIMEOUT_MS = 30_000;
 /** How much later than keel's deadline the SDK's own request timer fires. */
 const SDK_TIMEOUT_MARGIN_MS = 5_000;
 /** A session that lived this long resets the death count. */
@@ -108,7 +110,14 @@ export function createMcpSessions(
     session.opened = (async () => {
       const delay = restartDelayMs(count);
       if (delay > 0) await abortableDelay(delay, signal);
-      const client = await openClient(deps, key.tenant, key.transport, signal);
+      // The session outlives the call that started it: its start is bounded by its own
+      // timeout, not by that call's signal (the call itself stops waiting on its own).
+      const client = await openClient(
+        deps,
+        key.tenant,
+        key.transport,
+        AbortSignal.timeout(START_TIMEOUT_MS),
+      );
       session.client = client.client;
       session.tail = client.stderrTail;
       opened.set(id, client);
@@ -154,6 +163,14 @@ export function createMcpSessions(
         } catch (error) {
           throw new McpCallError('protocol', `the MCP server did not start: ${message(error)}`);
         }
+        // The SDK never removes the abort listener it adds to a request's signal: it
+        // gets a signal of its own per call, and the caller's abort is forwarded to it
+        // by a listener removed when the call ends (else a run's long-lived signal
+        // would keep every finished request alive).
+        const cancel = new AbortController();
+        const forward = () => cancel.abort(options.signal.reason);
+        if (options.signal.aborted) forward();
+        else options.signal.addEventListener('abort', forward, { once: true });
         try {
           return (await client.client.callTool(
             { name: tool, arguments: args, _meta: { idempotency_key: options.idempotencyKey } },
@@ -162,7 +179,7 @@ export function createMcpSessions(
             // and the SDK sends the cancellation); the SDK's own timer is only a backstop,
             // later, so it never wins the race and turns a timeout into a protocol error.
             {
-              signal: options.signal,
+              signal: cancel.signal,
               timeout: Math.max(1, options.timeoutMs) + SDK_TIMEOUT_MARGIN_MS,
               maxTotalTimeout: Math.max(1, options.timeoutMs) + SDK_TIMEOUT_MARGIN_MS,
             },
@@ -177,6 +194,8 @@ export function createMcpSessions(
             );
           }
           throw new McpCallError('protocol', message(error));
+        } finally {
+          options.signal.removeEventListener('abort', forward);
         }
       } finally {
         session.inFlight -= 1;
