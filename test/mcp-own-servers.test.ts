@@ -21,6 +21,8 @@ const TENANT = 'own';
 const children = new Set<ChildProcess>();
 const dir = mkdtempSync(join(tmpdir(), 'keel-mcp-own-'));
 const LOG = join(dir, 'calls.jsonl');
+/** While this file exists the `fragile` server refuses to start. */
+const BROKEN = join(dir, 'broken');
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -151,6 +153,10 @@ before(async () => {
 command = ${JSON.stringify(process.execPath)}
 args = [${JSON.stringify(SERVER)}]
 env_from = { MCP_TEST_LOG = "KEEL_TEST_MCP_LOG" }
+
+[mcp.stdio.fragile]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(SERVER)}, "--fail-if-exists", ${JSON.stringify(BROKEN)}]
 
 [mcp.stdio.liar]
 command = ${JSON.stringify(process.execPath)}
@@ -288,5 +294,28 @@ describe('MCP with keel-owned test servers through keel serve', () => {
       'an effectful call is never repeated',
     );
     console.log(`keel kills: 2; upsert calls for key ${first.key}: ${upserts.length}`);
+  });
+
+  it('servers are rediscovered at startup: a failure is last_error + a metric, never fatal', async () => {
+    const put = await api('PUT', '/mcp/fragile', {
+      transport: { type: 'stdio', server: 'fragile' },
+    });
+    assert.equal(put.status, 201, JSON.stringify(put.body));
+    assert.equal(put.body.last_error, null);
+    writeFileSync(BROKEN, '');
+    await killKeel();
+    keel = await serve();
+    const server = await waitFor('the rediscovery failure is recorded', async () => {
+      const got = await api('GET', '/mcp/fragile');
+      return got.body.last_error ? got.body : null;
+    });
+    assert.match(server.last_error, /refusing to start/);
+    assert.equal(server.tools.length, 5, 'the tools of the last good discovery stay');
+    const metrics = await (await fetch(`${keel.url}/metrics`)).text();
+    assert.match(metrics, /^keel_mcp_discovery_failures_total 1$/m);
+    // keel itself is fine, and the other servers were rediscovered.
+    assert.equal((await api('GET', '/mcp/own')).body.last_error, null);
+    const run = await finished(await submit('@call mcp_own_read {}', 'after-restart'));
+    assert.equal((await results(run.run_id))[0].ok, true);
   });
 });
