@@ -1,21 +1,17 @@
-// MCP servers per tenant through a whole keel on loopback HTTP, against the reference
+// MCP servers per tenant through a real `keel serve` child process on loopback HTTP, against the reference
 // servers from npm (server-everything, server-memory) as real child processes, driven
 // by the fixture model's `@call mcp_…` lines. Also the security rules of attaching.
 
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Writable } from 'node:stream';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import pino from 'pino';
-import type { TestKeel } from './helpers/keel-server.ts';
-import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const MODULES = resolve(import.meta.dirname, '../node_modules/@modelcontextprotocol');
@@ -24,7 +20,9 @@ const MEMORY = join(MODULES, 'server-memory/dist/index.js');
 const SECRET_VALUE = 'sk-very-secret-value-4c1d';
 let memoryFile: string;
 
-let keel: TestKeel;
+/** A real `keel serve` child process; its stdout and stderr (debug logs) are kept. */
+let keel: { url: string; child: ChildProcess; exited: Promise<unknown> };
+let workDir: string;
 /** server-everything over streamable HTTP, behind a proxy that records the Authorization headers. */
 let httpServer: ChildProcess;
 let proxy: Server;
@@ -99,9 +97,50 @@ async function turn(tenant: string, agent: string, text: string, scope = 's1'): 
   return waited.body.run;
 }
 
-async function toolResults(runId: string): Promise<Loose[]> {
-  const entries = await keel.store.loadEntries(runId);
-  return entries.filter((entry) => entry.kind === 'tool_result').map((entry) => entry.body);
+async function traceOf(tenant: string, runId: string): Promise<Loose[]> {
+  return (await api('GET', `/v1/tenants/${tenant}/runs/${runId}/trace?limit=1000`)).body.events;
+}
+
+async function toolResults(runId: string, tenant = 'acme'): Promise<Loose[]> {
+  const events = await traceOf(tenant, runId);
+  return events.filter((event) => event.type === 'tool.result').map((event) => event.data);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address() as AddressInfo;
+      probe.close(() => done(address.port));
+    });
+  });
+}
+
+async function serveKeel(env: Record<string, string>): Promise<void> {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('KEEL_')) clean[key] = value;
+  }
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--listen', `127.0.0.1:${port}`],
+    {
+      cwd: resolve(import.meta.dirname, '..'),
+      env: { ...clean, ...env, KEEL_LOG_LEVEL: 'debug' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const exited = new Promise((done) => child.once('exit', done));
+  child.stderr?.on('data', (chunk: Buffer) => logLines.push(chunk.toString('utf8')));
+  const url = await new Promise<string>((done, fail) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      logLines.push(chunk.toString('utf8'));
+      const match = /keel listening on (http:\/\/\S+) /.exec(logLines.join(''));
+      if (match?.[1]) done(match[1]);
+    });
+    void exited.then(() => fail(new Error(`keel serve exited: ${logLines.join('')}`)));
+  });
+  keel = { url, child, exited };
 }
 
 const toml = `
@@ -129,22 +168,18 @@ args = ["-e", "process.stderr.write('cannot start: no config'); process.exit(3)"
 `;
 
 before(async () => {
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      logLines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  memoryFile = join(await mkdtemp(join(tmpdir(), 'keel-mcp-memory-')), 'memory.jsonl');
+  workDir = await mkdtemp(join(tmpdir(), 'keel-mcp-e2e-'));
+  memoryFile = join(workDir, 'memory.jsonl');
+  await writeFile(
+    join(workDir, 'keel.toml'),
+    `data_dir = ${JSON.stringify(join(workDir, 'data'))}\n${toml}`,
+  );
   await startHttpEverything();
-  keel = await startTestKeel({
-    toml,
-    env: {
-      KEEL_TEST_DECLARED: 'declared-value',
-      KEEL_TEST_MEMORY_FILE: memoryFile,
-      NOT_DECLARED: 'keel-only',
-    },
-    keel: { logger: pino({ level: 'debug' }, sink) },
+  await serveKeel({
+    KEEL_CONFIG: join(workDir, 'keel.toml'),
+    KEEL_TEST_DECLARED: 'declared-value',
+    KEEL_TEST_MEMORY_FILE: memoryFile,
+    NOT_DECLARED: 'keel-only',
   });
   for (const tenant of ['acme', 'other']) {
     assert.equal((await api('POST', '/v1/tenants', { name: tenant })).status, 201);
@@ -157,7 +192,9 @@ before(async () => {
   }
 });
 after(async () => {
-  await keel?.close();
+  keel?.child.kill('SIGTERM');
+  await keel?.exited;
+  await rm(workDir, { recursive: true, force: true });
   httpServer?.kill();
   proxy?.closeAllConnections();
   proxy?.close();
@@ -394,11 +431,11 @@ describe('MCP security', () => {
     assert.equal((await api('GET', '/v1/tenants/other/mcp/everything')).status, 404);
 
     const run = await turn('other', 'a', '@call mcp_everything_echo {"message": "x"}');
-    const [result] = await toolResults(run.run_id);
+    const [result] = await toolResults(run.run_id, 'other');
     assert.equal(result.ok, false);
     assert.equal(result.error.code, 'TOOL_NOT_FOUND');
     const own = await turn('other', 'a', '@call mcp_p_echo {"message": "mine"}', 's2');
-    assert.equal((await toolResults(own.run_id))[0].ok, true);
+    assert.equal((await toolResults(own.run_id, 'other'))[0].ok, true);
   });
 
   it('headers_from naming an environment variable (no such secret) is refused', async () => {
@@ -430,11 +467,13 @@ describe('MCP security', () => {
     const logs = logLines.join('');
     assert.ok(logs.length > 0, 'the test captured the logs');
     assert.equal(logs.includes(SECRET_VALUE), false);
-    const dbFile = await readFile(join(keel.dir, 'keel.db')).catch(() => Buffer.alloc(0));
-    assert.ok(dbFile.length > 0);
-    const runs = await keel.store.listRuns('acme', {}, 100);
-    for (const run of runs.items) {
-      const events = await keel.store.getTrace('acme', run.run_id, 0, 1000);
+    // Every request line is logged (level 30 and up at KEEL_LOG_LEVEL=debug), secrets' PUTs too.
+    assert.match(logs, /secrets\/notes-token/, 'the secret PUT was logged (without its value)');
+    console.log(`captured log: ${logs.length} characters, no secret value`);
+    const runs = (await api('GET', '/v1/tenants/acme/runs?limit=200')).body.runs as Loose[];
+    assert.ok(runs.length > 5);
+    for (const run of runs) {
+      const events = await traceOf('acme', run.run_id);
       assert.equal(JSON.stringify(events).includes(SECRET_VALUE), false);
     }
   });
