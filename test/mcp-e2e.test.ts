@@ -298,6 +298,62 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
     console.log(`long-running call stopped after ${long.duration_ms} ms`);
   });
 
+  it("cancelling the run mid-call ends it; the tenant's session still answers", async () => {
+    const submitted = await api('POST', '/v1/tenants/acme/turns', {
+      agent: 'a',
+      scope: 'cancel',
+      payload: {
+        text: '@call mcp_everything_trigger_long_running_operation {"duration": 30, "steps": 30}',
+      },
+    });
+    const runId = submitted.body.run_id as string;
+    await waitFor('the call is in flight', async () =>
+      (await traceOf('acme', runId)).some((event) => event.type === 'tool.call'),
+    );
+    const cancelled = await api('POST', `/v1/tenants/acme/runs/${runId}/cancel`, {});
+    assert.equal(cancelled.status, 200, cancelled.text);
+    const run = (await api('GET', `/v1/tenants/acme/runs/${runId}/wait?timeout_ms=60000`)).body.run;
+    assert.equal(run.status, 'cancelled');
+    const results = await toolResults(runId);
+    assert.ok(
+      results.every((result) => result.ok === false),
+      JSON.stringify(results),
+    );
+    // The session survives the cancellation: the next call answers.
+    const next = await turn(
+      'acme',
+      'a',
+      '@call mcp_everything_echo {"message": "again"}',
+      'cancel',
+    );
+    assert.equal((await toolResults(next.run_id))[0].ok, true);
+  });
+
+  it('a disabled server keeps its record but its tools leave the agent', async () => {
+    const off = await api('PUT', '/v1/tenants/acme/mcp/everything', {
+      enabled: false,
+      transport: { type: 'stdio', server: 'everything' },
+      allowed_tools: ['echo'],
+    });
+    assert.equal(off.status, 200, off.text);
+    assert.equal(off.body.tools.length > 0, true, 'the last discovered tools are kept');
+    const tools = (await api('GET', '/v1/tenants/acme/tools?agent=a')).body.tools as Loose[];
+    assert.equal(
+      tools.some((tool) => tool.name.startsWith('mcp_everything_')),
+      false,
+    );
+    const on = await api('PUT', '/v1/tenants/acme/mcp/everything', {
+      transport: { type: 'stdio', server: 'everything' },
+      allowed_tools: ['echo', 'get-sum'],
+    });
+    assert.equal(on.status, 200, on.text);
+    const again = (await api('GET', '/v1/tenants/acme/tools?agent=a')).body.tools as Loose[];
+    assert.deepEqual(
+      again.filter((tool) => tool.name.startsWith('mcp_everything_')).map((tool) => tool.name),
+      ['mcp_everything_echo', 'mcp_everything_get_sum'],
+    );
+  });
+
   it('server-memory: an agent stores a fact in one turn and reads it back in the next', async () => {
     const put = await api('PUT', '/v1/tenants/acme/mcp/memory', {
       transport: { type: 'stdio', server: 'memory' },

@@ -9,6 +9,16 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
 import { createMcpSessions, restartDelayMs } from '../src/mcp/sessions.ts';
+import { waitFor } from './helpers/wait-for.ts';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const SERVER = join(import.meta.dirname, 'fixtures/mcp-test-server.mjs');
 const sessions = createMcpSessions({
@@ -62,6 +72,25 @@ describe('MCP sessions', () => {
     assert.notEqual(a1, b1);
     assert.equal(await pidOf('a'), a1);
     assert.equal(sessions.pid('a', 'own'), a1);
+  });
+
+  it('a session with no call for idle_ms is closed and its process ends', async () => {
+    const idle = createMcpSessions({
+      settings: {
+        stdio: { own: { command: process.execPath, args: [SERVER], env: {}, tenants: null } },
+        idle_ms: 50,
+        max_message_bytes: 1_048_576,
+        allow_hosts: [],
+      },
+      secrets: { getSecretValue: async () => null },
+      logger: pino({ level: 'silent' }),
+    });
+    const signal = new AbortController().signal;
+    await idle.call(keyOf('a'), 'read', {}, { signal, timeoutMs: 10_000, idempotencyKey: 'k' });
+    const pid = idle.pid('a', 'own');
+    assert.ok(pid);
+    await waitFor('the idle session is closed', () => idle.pid('a', 'own') === null);
+    await waitFor('its process ended', () => !alive(pid));
   });
 
   it('restart delays back off: at once, then 250 ms doubling, at most 30 s', () => {

@@ -26,8 +26,10 @@ export function createToolCatalog(deps: ToolCatalogDeps): ToolsForTenant {
 
   const toolsOf = (server: McpServerRecord): AnyToolSpec[] => {
     const id = `${server.tenant}\u0000${server.name}`;
+    // A rediscovery replaces the tools without a new updated_at: both make the version.
+    const version = `${server.updated_at} ${JSON.stringify(server.tools)}`;
     const cached = cache.get(id);
-    if (cached?.version === server.updated_at) return cached.tools;
+    if (cached?.version === version) return cached.tools;
     const spec = server.spec as unknown as McpServerSpec;
     const key = {
       tenant: server.tenant,
@@ -44,7 +46,7 @@ export function createToolCatalog(deps: ToolCatalogDeps): ToolsForTenant {
         // A schema checked at PUT that no longer compiles: the tool is left out.
       }
     }
-    cache.set(id, { version: server.updated_at, tools });
+    cache.set(id, { version, tools });
     return tools;
   };
 
