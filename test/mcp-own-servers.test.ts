@@ -158,6 +158,14 @@ env_from = { MCP_TEST_LOG = "KEEL_TEST_MCP_LOG" }
 command = ${JSON.stringify(process.execPath)}
 args = [${JSON.stringify(SERVER)}, "--fail-if-exists", ${JSON.stringify(BROKEN)}]
 
+[mcp.stdio.twins]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(SERVER)}, "--extra", "READ"]
+
+[mcp.stdio.prefixed]
+command = ${JSON.stringify(process.execPath)}
+args = [${JSON.stringify(SERVER)}, "--extra", "b_read"]
+
 [mcp.stdio.liar]
 command = ${JSON.stringify(process.execPath)}
 args = [${JSON.stringify(SERVER)}, "--bad-schema"]
@@ -205,6 +213,22 @@ describe('MCP with keel-owned test servers through keel serve', () => {
     assert.equal(put.body.error.code, 'MCP_SERVER_FAILED');
     assert.match(put.body.error.message, /"liar" has an invalid input schema/);
     assert.equal((await api('GET', '/mcp/liar')).status, 404);
+  });
+
+  it('tool names that collide after sanitising are a 400, within a server and across servers', async () => {
+    const within = await api('PUT', '/mcp/twins', {
+      transport: { type: 'stdio', server: 'twins' },
+    });
+    assert.equal(within.status, 400);
+    assert.match(within.body.error.message, /"READ" becomes mcp_twins_read, which the tool "read"/);
+    assert.equal((await api('GET', '/mcp/twins')).status, 404);
+    // Server `a_b` tool `read` and server `a` tool `b_read` are both mcp_a_b_read.
+    const first = await api('PUT', '/mcp/a_b', { transport: { type: 'stdio', server: 'own' } });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    const across = await api('PUT', '/mcp/a', { transport: { type: 'stdio', server: 'prefixed' } });
+    assert.equal(across.status, 400, JSON.stringify(across.body));
+    assert.match(across.body.error.message, /mcp_a_b_read, which another server of this tenant/);
+    assert.equal((await api('DELETE', '/mcp/a_b')).status, 200);
   });
 
   it('a hanging call times out, the server is told to cancel, and the run goes on', async () => {
