@@ -3,6 +3,7 @@
 
 import { runCheckpointBench } from './checkpoint.ts';
 import { runFairnessBench } from './fairness.ts';
+import { runMcpBench } from './mcp.ts';
 import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
@@ -12,6 +13,7 @@ import { runSoakBench } from './soak.ts';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
   memory: runMemoryBench,
+  mcp: runMcpBench,
   overhead: runOverheadBench,
   throughput: runThroughputBench,
   scale: runScaleBench,

@@ -2,7 +2,7 @@
 // defaults. Validated (unknown keys are an error naming the key) and frozen.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { KeelError } from './errors.ts';
@@ -13,6 +13,18 @@ const providerSchema = z.strictObject({
   api_key_env: z.string().min(1).optional(),
   /** false → non-streaming requests, for servers whose streaming is broken. */
   stream: z.boolean().optional(),
+});
+
+// [mcp.stdio.<name>]: an operator-declared stdio MCP server (docs/mcp.md). Only the
+// operator starts programs on the host; tenants attach these by name.
+const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+const mcpStdioSchema = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).optional(),
+  /** Variables of the server's environment → names of keel's environment variables. */
+  env_from: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().min(1)).optional(),
+  /** Tenants that may attach it; all when omitted. */
+  tenants: z.array(z.string().min(1)).optional(),
 });
 
 const fileSchema = z.strictObject({
@@ -80,6 +92,14 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   // --- end [http] ---
+  mcp: z
+    .strictObject({
+      stdio: z.record(z.string(), mcpStdioSchema).optional(),
+      idle_ms: z.number().int().min(1000).max(86_400_000).optional(),
+      max_message_bytes: z.number().int().min(1024).max(67_108_864).optional(),
+      allow_hosts: z.array(z.string()).optional(),
+    })
+    .optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
@@ -104,6 +124,7 @@ export interface KeelConfig {
   http: HttpSettings;
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
   tenant_limits: TenantLimits;
+  mcp: McpSettings;
 }
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
@@ -182,6 +203,78 @@ export const HTTP_DEFAULTS: HttpSettings = {
   max_streams_per_tenant: 256,
 };
 // --- end [http] ---
+
+// --- [mcp]: MCP servers (docs/mcp.md) ---
+export interface McpStdioDeclaration {
+  /** Absolute path (a bare name is resolved on keel's PATH once, here). */
+  command: string;
+  args: string[];
+  /** The server's whole environment: declared variables with values read from keel's. */
+  env: Record<string, string>;
+  /** Tenants that may attach it; null = every tenant. */
+  tenants: string[] | null;
+}
+
+export interface McpSettings {
+  stdio: Record<string, McpStdioDeclaration>;
+  /** A tenant's session with no call for this long is closed. */
+  idle_ms: number;
+  /** A server message larger than this ends the session (stdio) or the call. */
+  max_message_bytes: number;
+  /** Private hosts a tenant's HTTP server may use (the web boundary's one opening). */
+  allow_hosts: string[];
+}
+
+function resolveCommand(name: string, command: string, env: NodeJS.ProcessEnv, cwd: string) {
+  if (command.includes('/')) return resolve(cwd, command);
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, command))) return join(dir, command);
+  }
+  throw new KeelError(
+    'CONFIG_INVALID',
+    `mcp.stdio.${name}.command: "${command}" is not on PATH (the server gets no PATH of its own; give an absolute path)`,
+  );
+}
+
+function mcpSettingsOf(
+  file: z.infer<typeof fileSchema>['mcp'],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): McpSettings {
+  const stdio: Record<string, McpStdioDeclaration> = {};
+  for (const [name, declared] of Object.entries(file?.stdio ?? {})) {
+    if (!MCP_SERVER_NAME.test(name)) {
+      throw new KeelError(
+        'CONFIG_INVALID',
+        `mcp.stdio.${name}: a server name must match ${MCP_SERVER_NAME.source}`,
+      );
+    }
+    const serverEnv: Record<string, string> = {};
+    for (const [variable, from] of Object.entries(declared.env_from ?? {})) {
+      const value = env[from];
+      if (value === undefined) {
+        throw new KeelError(
+          'CONFIG_INVALID',
+          `mcp.stdio.${name}.env_from.${variable}: keel's environment has no ${from}`,
+        );
+      }
+      serverEnv[variable] = value;
+    }
+    stdio[name] = {
+      command: resolveCommand(name, declared.command, env, cwd),
+      args: declared.args ?? [],
+      env: serverEnv,
+      tenants: declared.tenants ?? null,
+    };
+  }
+  return {
+    stdio,
+    idle_ms: file?.idle_ms ?? 300_000,
+    max_message_bytes: file?.max_message_bytes ?? 1_048_576,
+    allow_hosts: file?.allow_hosts ?? [],
+  };
+}
+// --- end [mcp] ---
 
 export interface ConfigFlags {
   config?: string;
@@ -325,6 +418,7 @@ export function loadConfig(
     },
     http,
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
+    mcp: mcpSettingsOf(file.mcp, env, cwd),
   };
   return deepFreeze(config);
 }

@@ -35,6 +35,13 @@ export const ERROR_CATALOGUE = {
   ARTIFACT_NOT_FOUND: { status: 404, retryable: false, message: 'artifact not found' },
   SCHEDULE_NOT_FOUND: { status: 404, retryable: false, message: 'schedule not found' },
   MEMORY_NOT_FOUND: { status: 404, retryable: false, message: 'memory fact not found' },
+  MCP_SERVER_NOT_FOUND: { status: 404, retryable: false, message: 'MCP server not found' },
+  SECRET_NOT_FOUND: { status: 404, retryable: false, message: 'secret not found' },
+  MCP_SERVER_FAILED: {
+    status: 400,
+    retryable: false,
+    message: 'the MCP server could not be reached or listed bad tools',
+  },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'method not allowed' },
   SCOPE_BUSY: { status: 409, retryable: true, message: 'the scope already has a run' },
   CONFLICT: { status: 409, retryable: false, message: 'the resource changed meanwhile' },
@@ -186,6 +193,10 @@ export const TOOL_RESULT_CODES = {
   MEMORY_UNAVAILABLE: 'this process has no memory service',
   WEB_UNAVAILABLE: 'this process has no web client',
   SINK_ERROR: 'the test effect sink answered an error',
+  // Raised by MCP tools (src/mcp).
+  MCP_TOOL_ERROR: 'the MCP server answered the call with isError',
+  MCP_PROTOCOL_ERROR: 'the MCP server answered with a protocol error or could not be reached',
+  MCP_SERVER_EXITED: 'the MCP server process ended while the call was in flight',
 } as const;
 export type ToolResultCode = keyof typeof TOOL_RESULT_CODES;
 

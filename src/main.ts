@@ -33,6 +33,10 @@ import type { ToolRegistry } from './tools/registry.ts';
 import type { AnyToolSpec } from './tools/tool.ts';
 import { createToolRegistry } from './tools/registry.ts';
 import { createWebClient } from './web/client.ts';
+import { createToolCatalog } from './mcp/catalog.ts';
+import { createSchemaCompiler } from './mcp/discovery.ts';
+import { createMcpService } from './mcp/service.ts';
+import { createMcpSessions } from './mcp/sessions.ts';
 import type { SeededBug } from './seeded-bugs.ts';
 import { checkSeededBugs } from './seeded-bugs.ts';
 
@@ -160,9 +164,24 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       searchUrl: config.web.search_url,
       allowHosts: config.web.allow_hosts,
     });
+    // MCP servers per tenant (docs/mcp.md): sessions of this process, a tenant's tools
+    // = the built-ins + its servers' tools.
+    const compile = createSchemaCompiler();
+    const mcpConnect = { settings: config.mcp, secrets: store };
+    const mcpSessions = createMcpSessions({ ...mcpConnect, logger });
+    const mcp = createMcpService({
+      ...mcpConnect,
+      store,
+      sessions: mcpSessions,
+      compile,
+      logger,
+      onDiscoveryFailure: () => metrics.mcpDiscoveryFailures.inc(),
+    });
+    const toolsFor = createToolCatalog({ builtins: tools, store, sessions: mcpSessions, compile });
     const worker = createWorker({
       store,
       tools,
+      toolsFor,
       toolPorts: (scope) =>
         createToolPorts(
           {
@@ -192,13 +211,19 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     api =
       role === 'api' || role === 'all'
-        ? await buildApi({ config, store, logger, metrics, live, tools, memory })
+        ? await buildApi({ config, store, logger, metrics, live, tools, toolsFor, mcp, memory })
         : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const url = urlFor(config.listen.host, port);
-    if (role === 'worker' || role === 'all') worker.start();
+    if (role === 'worker' || role === 'all') {
+      // Rediscovery runs beside the worker: a failing server is recorded, never fatal.
+      mcp.rediscoverAll().catch((error: unknown) => {
+        logger.warn({ error: String(error) }, 'MCP rediscovery stopped');
+      });
+      worker.start();
+    }
     // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({ store, logger });
     if (role === 'scheduler' || role === 'all') scheduler.start();
@@ -223,6 +248,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);
+          await mcpSessions.closeAll();
           await embedder.close?.();
           await store.close();
         })();

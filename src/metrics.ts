@@ -14,6 +14,7 @@ export interface Metrics {
   readonly toolCallDuration: Histogram<'tool' | 'outcome'>;
   readonly checkpointDuration: Histogram;
   readonly leaseReclaims: Counter;
+  readonly mcpDiscoveryFailures: Counter;
   readonly runsByStatus: Gauge<'status'>;
   readonly queueDepth: Gauge;
   readonly deliveriesByStatus: Gauge<'status'>;
@@ -66,6 +67,11 @@ export function createMetrics(): Metrics {
     leaseReclaims: new Counter({
       name: 'keel_lease_reclaims_total',
       help: 'Runs claimed again after their previous attempt stopped (resume)',
+      registers,
+    }),
+    mcpDiscoveryFailures: new Counter({
+      name: 'keel_mcp_discovery_failures_total',
+      help: 'MCP servers whose rediscovery at startup failed (recorded as last_error)',
       registers,
     }),
     runsByStatus: new Gauge({

@@ -33,6 +33,7 @@ import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { tokenRoutes } from './routes/tokens.ts';
+import { mcpRoutes, secretRoutes } from './routes/mcp.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
 
@@ -130,6 +131,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);
   toolRoutes(zodApp, deps);
+  secretRoutes(zodApp, deps);
+  if (deps.mcp) mcpRoutes(zodApp, deps, deps.mcp);
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);

@@ -16,6 +16,8 @@ import type { MemoryService } from '../memory/service.ts';
 import type { LiveEvents } from '../runtime/live.ts';
 import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
+import type { ToolsForTenant } from '../mcp/catalog.ts';
+import type { McpService } from '../mcp/service.ts';
 
 export interface ApiDeps {
   config: KeelConfig;
@@ -28,6 +30,10 @@ export interface ApiDeps {
   live?: LiveEvents;
   /** The process's tools (GET T/tools); absent → no tools are listed. */
   tools?: ToolRegistry;
+  /** A tenant's tools (built-ins + its MCP servers' tools) for GET T/tools; else `tools`. */
+  toolsFor?: ToolsForTenant;
+  /** MCP servers (docs/mcp.md); absent → the T/mcp routes are not served. */
+  mcp?: McpService;
   /** Memory (embedder chosen in main.ts); absent → the memory routes are not served. */
   memory?: MemoryService;
 }

@@ -44,6 +44,8 @@ export interface RunLoopDeps {
   failpoints: Failpoints;
   /** Every tool of this process; each agent sees its visible subset. Default: none. */
   tools?: ToolRegistry;
+  /** A tenant's tools (built-ins + its MCP servers', src/mcp/catalog.ts); else `tools`. */
+  toolsFor?: (tenant: string) => Promise<ToolRegistry>;
   /** Builds a run's tenant-scoped ports; default createToolPorts({store, now}). */
   toolPorts?: (scope: PortScope) => ToolPorts;
   live?: LiveEvents;
@@ -86,13 +88,14 @@ class RunAttempt {
     private readonly claimed: ClaimedRun,
     private readonly agent: Agent,
     private readonly control: RunControl,
+    tools: ToolRegistry | undefined,
   ) {
     this.now = deps.now ?? Date.now;
     this.startedAt = this.now();
     this.fence = { run_id: claimed.run.run_id, attempt: claimed.run.attempt };
     this.figures = { steps: 0, usage: { ...claimed.run.usage }, elapsed_ms: claimed.elapsed_ms };
     this.journal = new RunJournal(deps, this.fence, control, this.now);
-    this.tools = deps.tools ?? createToolRegistry([]);
+    this.tools = tools ?? deps.tools ?? createToolRegistry([]);
     this.toolDefinitions = toolDefinitions(this.tools, agent);
   }
 
@@ -241,7 +244,8 @@ export async function runLoop(
   agent: Agent,
   control: RunControl,
 ): Promise<AttemptResult> {
-  const attempt = new RunAttempt(deps, claimed, agent, control);
+  const tools = deps.toolsFor ? await deps.toolsFor(claimed.run.tenant) : undefined;
+  const attempt = new RunAttempt(deps, claimed, agent, control, tools);
   // setTimeout overflows above 2^31-1 ms; a longer deadline is checked at each step.
   const deadlineMs = Math.min(Math.max(0, attempt.remainingMs), 2_147_483_647);
   const deadline = setTimeout(() => control.stop('deadline'), deadlineMs);

@@ -285,3 +285,25 @@ export type StoreChange =
   | { kind: 'store.resync'; tenant: null; run_id: null };
 
 export type ChangeListener = (change: StoreChange) => void;
+
+/**
+ * An MCP server of a tenant as stored (docs/mcp.md). The store keeps the tenant's spec
+ * and the discovered tools as opaque JSON; src/mcp gives them meaning.
+ */
+export interface McpServerRecord {
+  tenant: string;
+  name: string;
+  spec: JsonObject;
+  /** The tools the server listed at its last successful discovery. */
+  tools: JsonObject[];
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A tenant secret without its value: what listings return. */
+export interface SecretInfo {
+  name: string;
+  created_at: string;
+  updated_at: string;
+}

@@ -56,6 +56,8 @@ import type {
   MemoryStaleFact,
   MemoryVectorUpdate,
   ChangeListener,
+  McpServerRecord,
+  SecretInfo,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -259,6 +261,36 @@ export interface MemoryStore {
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number>;
 }
 
+/** A tenant's MCP servers (docs/mcp.md); the spec and tools are opaque JSON here. */
+export interface McpServerStore {
+  /** Throws TENANT_NOT_FOUND. Replaces spec, tools and last_error together. */
+  putMcpServer(
+    tenant: string,
+    name: string,
+    record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+  ): Promise<{ server: McpServerRecord; created: boolean }>;
+  getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null>;
+  listMcpServers(tenant: string): Promise<McpServerRecord[]>;
+  /** Every tenant's servers (rediscovery at startup). */
+  listAllMcpServers(): Promise<McpServerRecord[]>;
+  /** Records a rediscovery; false when the server is gone. */
+  updateMcpServerDiscovery(
+    tenant: string,
+    name: string,
+    discovery: { tools?: JsonObject[]; last_error: string | null },
+  ): Promise<boolean>;
+  deleteMcpServer(tenant: string, name: string): Promise<boolean>;
+}
+
+/** Tenant secrets: values go in, and come out only to the code that sends them. */
+export interface SecretStore {
+  /** Throws TENANT_NOT_FOUND. */
+  putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }>;
+  listSecrets(tenant: string): Promise<SecretInfo[]>;
+  getSecretValue(tenant: string, name: string): Promise<string | null>;
+  deleteSecret(tenant: string, name: string): Promise<boolean>;
+}
+
 /** The whole store: every concern. Consumers take only the parts they use. */
 export interface Store
   extends
@@ -270,4 +302,6 @@ export interface Store
     DeliveryStore,
     ArtifactStore,
     ScheduleStore,
-    MemoryStore {}
+    MemoryStore,
+    McpServerStore,
+    SecretStore {}

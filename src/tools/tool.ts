@@ -59,6 +59,8 @@ export interface ToolSpec<Input = unknown> {
   description: string;
   input: z.ZodType<Input>;
   effect: ToolEffect;
+  /** The JSON Schema the model sees when `input` was not built from it (MCP tools). */
+  inputSchema?: JsonObject;
   run(input: Input, context: ToolContext): Promise<JsonValue>;
 }
 
@@ -70,6 +72,7 @@ export function defineTool<Input>(spec: ToolSpec<Input>): AnyToolSpec {
 }
 
 export function inputJsonSchema(tool: AnyToolSpec): JsonObject {
+  if (tool.inputSchema) return tool.inputSchema;
   const schema = z.toJSONSchema(tool.input as z.ZodType, { io: 'input' }) as JsonObject;
   delete schema.$schema;
   return schema;

@@ -65,10 +65,10 @@ function canonicalHost(host: string): string {
   return literal ? formatAddress(literal) : bare.replace(/^\[|\]$/g, '');
 }
 
-/** An undici Agent whose every connection goes to `address`, whatever DNS says later. */
-export function pinnedAgent(address: ParsedAddress, timeoutMs: number): Agent {
+/** A `lookup` for undici's connect that answers `address`, whatever DNS says later. */
+export function pinnedLookup(address: ParsedAddress) {
   const text = formatAddress(address);
-  const lookup = (
+  return (
     _hostname: string,
     options: { all?: boolean } | undefined,
     callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
@@ -76,6 +76,11 @@ export function pinnedAgent(address: ParsedAddress, timeoutMs: number): Agent {
     if (options?.all) callback(null, [{ address: text, family: address.family }]);
     else callback(null, text, address.family);
   };
+}
+
+/** An undici Agent whose every connection goes to `address`, whatever DNS says later. */
+export function pinnedAgent(address: ParsedAddress, timeoutMs: number): Agent {
+  const lookup = pinnedLookup(address);
   return new Agent({
     connect: { lookup, timeout: timeoutMs } as unknown as Agent.Options['connect'],
     headersTimeout: timeoutMs,

@@ -12,6 +12,7 @@ import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
 import { fairnessSuite } from './fairness.suite.ts';
 import type { StoreFactory } from './harness.ts';
 import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
+import { mcpSuite } from './mcp.suite.ts';
 import { memorySuite } from './memory.ts';
 import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
@@ -36,5 +37,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     modelSuite(factory);
     capabilitiesSuite(factory);
     memorySuite(factory);
+    mcpSuite(factory);
   });
 }

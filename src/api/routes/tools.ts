@@ -12,7 +12,7 @@ type Deps = ApiDepsWith<AgentStore>;
 const toolsQuery = z.strictObject({ agent: nameSchema.optional() });
 
 export function toolRoutes(app: ZodApp, deps: Deps): void {
-  const { store, tools } = deps;
+  const { store } = deps;
 
   app.get(
     '/v1/tenants/:tenant/tools',
@@ -23,6 +23,7 @@ export function toolRoutes(app: ZodApp, deps: Deps): void {
     async (request) => {
       const { tenant } = request.params;
       const name = request.query.agent;
+      const tools = deps.toolsFor ? await deps.toolsFor(tenant) : deps.tools;
       if (!tools) return { tools: [] };
       let listed = tools.all();
       if (name !== undefined) {

@@ -54,11 +54,14 @@ import type {
   Store,
   StoreStats,
   TokenLookup,
+  McpServerRecord,
+  SecretInfo,
 } from '../store.ts';
 import * as artifacts from './artifacts.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
+import * as mcp from './mcp.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { Migration } from './migrations.ts';
@@ -357,5 +360,45 @@ export class PostgresStore implements Store {
   }
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
     return memory.setMemoryVectors(this.ctx, updates);
+  }
+
+  // --- MCP servers and tenant secrets (docs/mcp.md) ---
+  putMcpServer(
+    tenant: string,
+    name: string,
+    record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+  ): Promise<{ server: McpServerRecord; created: boolean }> {
+    return mcp.putMcpServer(this.ctx, tenant, name, record);
+  }
+  getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
+    return mcp.getMcpServer(this.ctx.read, tenant, name);
+  }
+  listMcpServers(tenant: string): Promise<McpServerRecord[]> {
+    return mcp.listMcpServers(this.ctx.read, tenant);
+  }
+  listAllMcpServers(): Promise<McpServerRecord[]> {
+    return mcp.listMcpServers(this.ctx.read, null);
+  }
+  updateMcpServerDiscovery(
+    tenant: string,
+    name: string,
+    discovery: { tools?: JsonObject[]; last_error: string | null },
+  ): Promise<boolean> {
+    return mcp.updateMcpServerDiscovery(this.ctx, tenant, name, discovery);
+  }
+  deleteMcpServer(tenant: string, name: string): Promise<boolean> {
+    return mcp.deleteMcpServer(this.ctx, tenant, name);
+  }
+  putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
+    return mcp.putSecret(this.ctx, tenant, name, value);
+  }
+  listSecrets(tenant: string): Promise<SecretInfo[]> {
+    return mcp.listSecrets(this.ctx.read, tenant);
+  }
+  getSecretValue(tenant: string, name: string): Promise<string | null> {
+    return mcp.getSecretValue(this.ctx.read, tenant, name);
+  }
+  deleteSecret(tenant: string, name: string): Promise<boolean> {
+    return mcp.deleteSecret(this.ctx, tenant, name);
   }
 }

@@ -47,10 +47,13 @@ import type {
   Store,
   StoreStats,
   TokenLookup,
+  McpServerRecord,
+  SecretInfo,
 } from '../store.ts';
 import * as artifacts from './artifacts.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
+import * as mcp from './mcp.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { MemoryFact } from '../../types.ts';
@@ -380,5 +383,45 @@ export class SqliteStore implements Store {
   }
   async setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
     return memory.setMemoryVectors(this.ctx, updates);
+  }
+
+  // --- MCP servers and tenant secrets (docs/mcp.md) ---
+  async putMcpServer(
+    tenant: string,
+    name: string,
+    record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+  ): Promise<{ server: McpServerRecord; created: boolean }> {
+    return mcp.putMcpServer(this.ctx, tenant, name, record);
+  }
+  async getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
+    return mcp.getMcpServer(this.ctx, tenant, name);
+  }
+  async listMcpServers(tenant: string): Promise<McpServerRecord[]> {
+    return mcp.listMcpServers(this.ctx, tenant);
+  }
+  async listAllMcpServers(): Promise<McpServerRecord[]> {
+    return mcp.listMcpServers(this.ctx, null);
+  }
+  async updateMcpServerDiscovery(
+    tenant: string,
+    name: string,
+    discovery: { tools?: JsonObject[]; last_error: string | null },
+  ): Promise<boolean> {
+    return mcp.updateMcpServerDiscovery(this.ctx, tenant, name, discovery);
+  }
+  async deleteMcpServer(tenant: string, name: string): Promise<boolean> {
+    return this.ctx.disk.freeingSpace(() => mcp.deleteMcpServer(this.ctx, tenant, name));
+  }
+  async putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
+    return mcp.putSecret(this.ctx, tenant, name, value);
+  }
+  async listSecrets(tenant: string): Promise<SecretInfo[]> {
+    return mcp.listSecrets(this.ctx, tenant);
+  }
+  async getSecretValue(tenant: string, name: string): Promise<string | null> {
+    return mcp.getSecretValue(this.ctx, tenant, name);
+  }
+  async deleteSecret(tenant: string, name: string): Promise<boolean> {
+    return this.ctx.disk.freeingSpace(() => mcp.deleteSecret(this.ctx, tenant, name));
   }
 }

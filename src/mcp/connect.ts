@@ -1,0 +1,197 @@
+// Opens an MCP client for one server of one tenant: the operator's declaration for stdio
+// (cleared environment plus the declared variables), or the tenant's URL for streamable
+// HTTP (the public-web boundary, headers from the tenant's secrets). The SDK speaks the
+// protocol; nothing here writes a JSON-RPC message by hand.
+
+import { lookup } from 'node:dns/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  DEFAULT_INHERITED_ENV_VARS,
+  StdioClientTransport,
+} from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Agent, fetch as undiciFetch } from 'undici';
+import type { McpSettings } from '../config.ts';
+import { KeelError } from '../errors.ts';
+import type { SecretStore } from '../store/store.ts';
+import type { ParsedAddress } from '../web/address.ts';
+import { classifyAddress, parseIpLiteral } from '../web/address.ts';
+import { pinnedLookup } from '../web/fetcher.ts';
+import type { McpTransportSpec } from './server-spec.ts';
+
+/** Where a server's output beyond this stays unread in error messages. */
+const STDERR_TAIL_BYTES = 2048;
+
+export interface ConnectDeps {
+  settings: McpSettings;
+  secrets: Pick<SecretStore, 'getSecretValue'>;
+}
+
+export interface OpenedClient {
+  client: Client;
+  /** The last lines the server wrote to stderr (stdio), for error messages. */
+  stderrTail(): string;
+  /** The process id of a stdio server (null for HTTP). */
+  pid(): number | null;
+}
+
+/**
+ * The server's whole environment. The SDK adds HOME, PATH, USER … of keel's own
+ * environment to whatever it is given; an undefined value makes node's spawn leave the
+ * variable out, so only the declared variables reach the server.
+ */
+function clearedEnvironment(declared: Record<string, string>): Record<string, string> {
+  const env: Record<string, string | undefined> = {};
+  for (const name of DEFAULT_INHERITED_ENV_VARS) env[name] = undefined;
+  return { ...env, ...declared } as Record<string, string>;
+}
+
+/** Refuses a stdio server the operator did not declare or did not open to this tenant. */
+export function stdioDeclaration(settings: McpSettings, tenant: string, server: string) {
+  const declared = settings.stdio[server];
+  if (!declared || (declared.tenants !== null && !declared.tenants.includes(tenant))) {
+    // The same answer either way: a tenant learns nothing about other tenants' servers.
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      `transport.server: no stdio MCP server "${server}" is declared for this tenant`,
+      { field: 'transport.server' },
+    );
+  }
+  return declared;
+}
+
+/**
+ * The public-web boundary for a tenant's server URL: every address the host resolves to
+ * must be public (src/web/address.ts) unless the operator allows the host. Returns the
+ * address to pin connections to (null for an allowed host).
+ */
+async function checkPublicUrl(
+  url: URL,
+  allowHosts: readonly string[],
+): Promise<ParsedAddress | null> {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (allowHosts.map((allowed) => allowed.toLowerCase()).includes(host)) return null;
+  const literal = parseIpLiteral(host);
+  const addresses = literal
+    ? [literal]
+    : (await lookup(host, { all: true }).catch(() => [])).map((entry) =>
+        parseIpLiteral(entry.address),
+      );
+  if (addresses.length === 0) {
+    throw new KeelError('VALIDATION_FAILED', `transport.url: ${host} does not resolve`, {
+      field: 'transport.url',
+    });
+  }
+  for (const address of addresses) {
+    const verdict = address ? classifyAddress(address) : { public: false, reason: 'unparsable' };
+    if (!verdict.public) {
+      throw new KeelError(
+        'VALIDATION_FAILED',
+        `transport.url: ${host} is not a public address (${verdict.reason}); only the operator can allow it ([mcp] allow_hosts)`,
+        { field: 'transport.url' },
+      );
+    }
+  }
+  return addresses[0] ?? null;
+}
+
+/** fetch whose connections go to the checked address (no DNS change between check and connect). */
+function pinnedFetch(address: ParsedAddress): FetchLike {
+  const dispatcher = new Agent({
+    connect: { lookup: pinnedLookup(address) } as unknown as Agent.Options['connect'],
+  });
+  return (input, init) =>
+    undiciFetch(input as string | URL, {
+      ...(init as Record<string, unknown>),
+      dispatcher,
+    }) as unknown as Promise<Response>;
+}
+
+/** Header values from the tenant's secrets; a name with no secret is a 400. */
+export async function secretHeaders(
+  deps: ConnectDeps,
+  tenant: string,
+  headersFrom: Record<string, string> | undefined,
+): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  for (const [header, secret] of Object.entries(headersFrom ?? {})) {
+    const value = await deps.secrets.getSecretValue(tenant, secret);
+    if (value === null) {
+      throw new KeelError(
+        'VALIDATION_FAILED',
+        `transport.headers_from.${header}: this tenant has no secret "${secret}"`,
+        { field: `transport.headers_from.${header}` },
+      );
+    }
+    headers[header] = value;
+  }
+  return headers;
+}
+
+/** Checks what a PUT may store without connecting (declared server, URL, secrets). */
+export async function checkTransport(
+  deps: ConnectDeps,
+  tenant: string,
+  transport: McpTransportSpec,
+): Promise<void> {
+  if (transport.type === 'stdio') {
+    stdioDeclaration(deps.settings, tenant, transport.server);
+    return;
+  }
+  // Secrets first: a headers_from naming no secret is a 400 whatever the URL does.
+  await secretHeaders(deps, tenant, transport.headers_from);
+  await checkPublicUrl(new URL(transport.url), deps.settings.allow_hosts);
+}
+
+export async function openClient(
+  deps: ConnectDeps,
+  tenant: string,
+  transport: McpTransportSpec,
+  signal?: AbortSignal,
+): Promise<OpenedClient> {
+  let wire: Transport;
+  let tail = '';
+  let pid: () => number | null = () => null;
+  if (transport.type === 'stdio') {
+    const declared = stdioDeclaration(deps.settings, tenant, transport.server);
+    const stdio = new StdioClientTransport({
+      command: declared.command,
+      args: declared.args,
+      env: clearedEnvironment(declared.env),
+      stderr: 'pipe',
+      maxBufferSize: deps.settings.max_message_bytes,
+    } as ConstructorParameters<typeof StdioClientTransport>[0]);
+    stdio.stderr?.on('data', (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+    });
+    pid = () => stdio.pid;
+    wire = stdio;
+  } else {
+    const url = new URL(transport.url);
+    const pinned = await checkPublicUrl(url, deps.settings.allow_hosts);
+    const headers = await secretHeaders(deps, tenant, transport.headers_from);
+    // Redirects stay within the origin (the SDK's default policy), so they stay pinned.
+    wire = new StreamableHTTPClientTransport(url, {
+      requestInit: { headers },
+      ...(pinned && { fetch: pinnedFetch(pinned) }),
+    });
+  }
+  const client = new Client({ name: 'keel', version: '1' }, { capabilities: {} });
+  try {
+    await client.connect(wire, { ...(signal && { signal }) });
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw new Error(withTail(describe(error), tail));
+  }
+  return { client, stderrTail: () => tail, pid };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function withTail(message: string, tail: string): string {
+  const last = tail.trim().split('\n').slice(-5).join('\n');
+  return last ? `${message} (server said: ${last})` : message;
+}
