@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
+import { isKeelError } from '../errors.ts';
 import type { ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
 import type { RunStatus } from '../types.ts';
 import type { RunEvent } from './events.ts';
@@ -194,8 +195,16 @@ export function createWorker(options: WorkerOptions): Worker {
       // last checkpoint left it and the lease goes at once (or expires, if the store is
       // unreachable), so it is claimed again soon; each such attempt counts toward
       // workers.max_attempts, after which the run fails RUN_CRASHED (run-loop.ts).
-      log.error({ err: error }, 'run attempt crashed; it resumes from its last checkpoint');
       stopHeartbeat();
+      if (isKeelError(error, 'STORE_UNAVAILABLE')) {
+        // The store blinked (connection lost, disk full): not this attempt's fault, so it
+        // must not spend the run's crash budget. Record the release once the store is
+        // back, while the lease still holds; past it, the attempt counts as crashed.
+        log.warn({ err: error }, 'run attempt stopped: the store is unavailable');
+        await releaseWhenStoreReturns(fence, now() + options.leaseMs);
+        return;
+      }
+      log.error({ err: error }, 'run attempt crashed; it resumes from its last checkpoint');
       await endLease(fence);
     } finally {
       stopHeartbeat();
@@ -218,6 +227,24 @@ export function createWorker(options: WorkerOptions): Worker {
       logger.warn({ err: error, run_id: fence.run_id }, 'recording the release failed');
     }
     await endLease(fence);
+  }
+
+  /**
+   * Retries `releaseLease` until it is recorded, the fence is gone or `deadline` (the
+   * lease's end) passes, backing off from 50 ms to 1 s between tries.
+   */
+  async function releaseWhenStoreReturns(fence: Fence, deadline: number): Promise<void> {
+    for (let wait = 50; now() < deadline; wait = Math.min(wait * 2, 1000)) {
+      try {
+        const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
+        await store.appendProgress(fence, { events: [released] });
+        await endLease(fence);
+        return;
+      } catch (error) {
+        if (!isKeelError(error, 'STORE_UNAVAILABLE')) return; // LEASE_LOST: someone else has it
+      }
+      await delay(Math.min(wait, Math.max(0, deadline - now())));
+    }
   }
 
   /** A zero-length lease ends now: the run is claimable at once (see Store.heartbeat). */
