@@ -74,7 +74,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
            delivery_destination, status, usage, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
       )
-      .run(...newRunValues(input, now));
+      .run(newRunValues(input, now));
     appendEvent(ctx, changes, input, 'run.queued', queuedEventData(input), now);
     changes.push(queuedChange(input));
     ctx.failpoints.hit('submit.before_commit');
