@@ -92,7 +92,7 @@ export function toolCallEnv(
   return {
     registry,
     agent,
-    run: { ...scope, run_id: run.run_id },
+    run: { tenant: run.tenant, agent: run.agent, scope: run.scope, run_id: run.run_id },
     ports,
     signal,
     runDeadline,

@@ -149,6 +149,29 @@ export function fencingSuite(factory: StoreFactory): void {
       assert.equal(stored?.steps, 2);
       assert.deepEqual(stored?.usage, usage(2));
     });
+
+    it('appendProgress returns its entries exactly as stored, each write with its own time', async () => {
+      const { store, clock } = await harness.fresh();
+      const { run } = await store.enqueueRun(turn());
+      const fence = fenceOf(await claimOrFail(store));
+      const note = (text: string) => ({ kind: 'note' as const, body: { text } });
+      // Two writes at one clock reading, then one a millisecond and one a minute later:
+      // each returned `ts` is its own write's time, never an earlier write's.
+      const returned = [
+        ...(await store.appendProgress(fence, { entries: [note('a'), note('b')] })),
+        ...(await store.appendProgress(fence, { entries: [note('c')] })),
+      ];
+      clock.advance(1);
+      returned.push(...(await store.appendProgress(fence, { entries: [note('d')] })));
+      clock.advance(60_000);
+      returned.push(...(await store.appendProgress(fence, { entries: [note('e')] })));
+      assert.deepEqual(returned, await store.loadEntries(run.run_id));
+      const times = returned.map((entry) => Date.parse(entry.ts));
+      assert.equal(times[1], times[0]);
+      assert.equal(times[2], times[0]);
+      assert.equal(times[3], (times[0] as number) + 1);
+      assert.equal(times[4], (times[0] as number) + 60_001);
+    });
   });
 }
 

@@ -40,6 +40,9 @@ export class StoreContext {
   // One transaction wrapper for every write: building a new one per call costs more
   // than the inserts of a checkpoint in synchronous=NORMAL mode.
   private readonly transaction: Transaction<(body: () => unknown) => unknown>;
+  // The last clock reading written as text: the writes of one millisecond (a group
+  // commit's, a run's checkpoints) share it instead of formatting a Date each.
+  private lastIso = { ms: Number.NaN, text: '' };
 
   constructor(
     readonly db: SqliteDatabase,
@@ -66,6 +69,12 @@ export class StoreContext {
       this.statements.set(text, statement);
     }
     return statement;
+  }
+
+  /** `ms` (a reading of `now`) as an ISO 8601 string, as the rows read back say it. */
+  isoTime(ms: number): string {
+    if (ms !== this.lastIso.ms) this.lastIso = { ms, text: new Date(ms).toISOString() };
+    return this.lastIso.text;
   }
 
   hasBug(bug: StoreSeededBug): boolean {

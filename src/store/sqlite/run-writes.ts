@@ -64,7 +64,8 @@ export function appendProgress(
            elapsed_ms = COALESCE(?, elapsed_ms)
          WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
       )
-      .get(...progressValues(progress), fence.run_id, fence.attempt) as
+      // An array binds its items as consecutive parameters: no spread call per write.
+      .get(progressValues(progress), fence.run_id, fence.attempt) as
       { tenant: string; run_id: string } | undefined;
     if (!row) throw leaseLost(fence);
     const entries = progress.entries?.length
@@ -86,7 +87,7 @@ function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: n
          finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
        WHERE ${fenceClause(ctx)} RETURNING *`,
     )
-    .get(...settleValues(input, now), fence.run_id, fence.attempt) as RunRow | undefined;
+    .get(settleValues(input, now), fence.run_id, fence.attempt) as RunRow | undefined;
   if (!row) throw leaseLost(fence);
   return row;
 }

@@ -43,10 +43,19 @@ export function appendEntries(
     'INSERT INTO run_entries (run_id, seq, attempt, kind, body, ts) VALUES (?, ?, ?, ?, ?, ?)',
   );
   const stored: RunEntry[] = [];
-  const iso = new Date(ts).toISOString();
+  const iso = ctx.isoTime(ts);
   for (const entry of entries) {
     insert.run(runId, seq, attempt, entry.kind, JSON.stringify(entry.body), ts);
-    stored.push({ ...entry, run_id: runId, seq, attempt, ts: iso });
+    // A literal, not `{ ...entry, run_id, … }`: V8 takes a slow path for a spread with
+    // added properties (µs per object, a tenth of a checkpoint round; bench/checkpoint).
+    stored.push({
+      run_id: runId,
+      seq,
+      attempt,
+      kind: entry.kind,
+      body: entry.body,
+      ts: iso,
+    } as RunEntry);
     seq += 1;
   }
   return stored;
