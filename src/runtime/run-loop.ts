@@ -8,18 +8,12 @@
 // never produced again (I4); calls left in flight by an earlier attempt follow
 // resume-plan.ts.
 
-import type { Logger } from '../logger.ts';
-import type { Failpoints } from '../failpoints.ts';
-import type { Metrics } from '../metrics.ts';
-import type { Provider, ProviderRegistry, ToolDefinition } from '../providers/provider.ts';
-import type { AgentStore, ClaimedRun, RunStore } from '../store/store.ts';
+import type { Provider, ToolDefinition } from '../providers/provider.ts';
+import type { ClaimedRun } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import type { ToolPorts } from '../tools/tool.ts';
 import type { Agent, EntryBody, RunFigures, RunOutcome, ThreadMessage } from '../types.ts';
 import type { RunEvent } from './events.ts';
-import type { LiveEvents } from './live.ts';
-import type { RetryPolicy } from './model-call.ts';
 import { contextTurns, userText } from './model-input.ts';
 import type { ModelStepDeps } from './model-step.ts';
 import { modelStep } from './model-step.ts';
@@ -32,32 +26,11 @@ import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
 import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
-import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import type { ToolStepDeps } from './tool-step.ts';
-import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
+import type { RunLoopDeps } from './loop-deps.ts';
 
-export interface RunLoopDeps {
-  store: RunStore & AgentStore & ToolPortStore;
-  providers: ProviderRegistry;
-  logger: Logger;
-  metrics: Metrics;
-  failpoints: Failpoints;
-  /** Every tool of this process; each agent sees its visible subset. Default: none. */
-  tools?: ToolRegistry;
-  /** A tenant's tools (built-ins + its MCP servers', src/mcp/catalog.ts); else `tools`. */
-  toolsFor?: (tenant: string) => Promise<ToolRegistry>;
-  /** Builds a run's tenant-scoped ports; default createToolPorts({store, now}). */
-  toolPorts?: (scope: PortScope) => ToolPorts;
-  live?: LiveEvents;
-  retry?: RetryPolicy;
-  now?: () => number;
-  /** Test-only switches that break one guarantee each (config.seeded_bugs). */
-  seededBugs?: readonly string[];
-  /** Compiled output schemas, shared by the worker's runs; default: one per attempt. */
-  outputSchemas?: OutputSchemas;
-  /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */
-  maxAttempts?: number;
-}
+export type { RunLoopDeps } from './loop-deps.ts';
+import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
 type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };

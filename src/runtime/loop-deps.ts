@@ -1,0 +1,38 @@
+// What the run loop needs from the process (docs/architecture.md, step 5): the store
+// parts it writes through, providers, tools and the knobs the worker passes down. Its own
+// file so run-loop.ts holds only the loop.
+
+import type { Failpoints } from '../failpoints.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { ProviderRegistry } from '../providers/provider.ts';
+import type { AgentStore, RunStore } from '../store/store.ts';
+import type { ToolRegistry } from '../tools/registry.ts';
+import type { ToolPorts } from '../tools/tool.ts';
+import type { LiveEvents } from './live.ts';
+import type { RetryPolicy } from './model-call.ts';
+import type { OutputSchemas } from './output-schema.ts';
+import type { PortScope, ToolPortStore } from './tool-ports.ts';
+
+export interface RunLoopDeps {
+  store: RunStore & AgentStore & ToolPortStore;
+  providers: ProviderRegistry;
+  logger: Logger;
+  metrics: Metrics;
+  failpoints: Failpoints;
+  /** Every tool of this process; each agent sees its visible subset. Default: none. */
+  tools?: ToolRegistry;
+  /** A tenant's tools (built-ins + its MCP servers', src/mcp/catalog.ts); else `tools`. */
+  toolsFor?: (tenant: string) => Promise<ToolRegistry>;
+  /** Builds a run's tenant-scoped ports; default createToolPorts({store, now}). */
+  toolPorts?: (scope: PortScope) => ToolPorts;
+  live?: LiveEvents;
+  retry?: RetryPolicy;
+  now?: () => number;
+  /** Test-only switches that break one guarantee each (config.seeded_bugs). */
+  seededBugs?: readonly string[];
+  /** Compiled output schemas, shared by the worker's runs; default: one per attempt. */
+  outputSchemas?: OutputSchemas;
+  /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */
+  maxAttempts?: number;
+}
