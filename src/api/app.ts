@@ -26,6 +26,7 @@ import { artifactRoutes } from './routes/artifacts.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { memoryRoutes } from './routes/memory.ts';
+import { openaiRoutes } from './routes/openai.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
@@ -137,6 +138,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);
   presetRoutes(zodApp, deps);
+  await openaiRoutes(zodApp, deps);
 
   return app;
 }
