@@ -37,6 +37,7 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { mcpRoutes, secretRoutes } from './routes/mcp.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { assertListenAllowed } from './auth.ts';
@@ -138,6 +139,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);
   presetRoutes(zodApp, deps);
+  webhookRoutes(zodApp, deps);
   await openaiRoutes(zodApp, deps);
 
   return app;
