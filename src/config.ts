@@ -66,6 +66,12 @@ const fileSchema = z.strictObject({
   delivery: z
     .strictObject({ max_attempts: z.number().int().min(1).max(1000).optional() })
     .optional(),
+  webhooks: z
+    .strictObject({
+      allow_hosts: z.array(z.string()).optional(),
+      timeout_ms: z.number().int().min(100).max(120_000).optional(),
+    })
+    .optional(),
   log: z.strictObject({ level: z.string().optional() }).optional(),
   tenant_limits: z
     .strictObject({
@@ -120,6 +126,8 @@ export interface KeelConfig {
   memory: { embedder: string; search_threads: number | null };
   web: { search_url: string; allow_hosts: string[] };
   delivery: { max_attempts: number };
+  /** Signed webhooks (docs/channels.md): private hosts allowed, time per POST. */
+  webhooks: { allow_hosts: string[]; timeout_ms: number };
   log: { level: string; pretty: boolean };
   http: HttpSettings;
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
@@ -412,6 +420,10 @@ export function loadConfig(
     },
     web: { search_url: file.web?.search_url ?? '', allow_hosts: file.web?.allow_hosts ?? [] },
     delivery: { max_attempts: file.delivery?.max_attempts ?? 10 },
+    webhooks: {
+      allow_hosts: file.webhooks?.allow_hosts ?? [],
+      timeout_ms: file.webhooks?.timeout_ms ?? 10_000,
+    },
     log: {
       level: env.KEEL_LOG_LEVEL ?? file.log?.level ?? 'info',
       pretty: flags.pretty ?? false,

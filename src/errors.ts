@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   MEMORY_NOT_FOUND: { status: 404, retryable: false, message: 'memory fact not found' },
   MCP_SERVER_NOT_FOUND: { status: 404, retryable: false, message: 'MCP server not found' },
   SECRET_NOT_FOUND: { status: 404, retryable: false, message: 'secret not found' },
+  WEBHOOK_NOT_FOUND: { status: 404, retryable: false, message: 'webhook not found' },
   MCP_SERVER_FAILED: {
     status: 400,
     retryable: false,

@@ -24,6 +24,7 @@ import { createLiveEvents } from './runtime/live.ts';
 import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
 import { createScheduler } from './schedules/scheduler.ts';
+import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
@@ -224,6 +225,14 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       });
       worker.start();
     }
+    // Webhook deliveries are POSTed by worker processes, like runs are worked there.
+    const webhooks = createWebhookWorker({
+      store,
+      logger,
+      settings: config.webhooks,
+      max_attempts: config.delivery.max_attempts,
+    });
+    if (role === 'worker' || role === 'all') webhooks.start();
     // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({ store, logger });
     if (role === 'scheduler' || role === 'all') scheduler.start();
@@ -245,6 +254,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           // Stop taking requests and drain the runs together; the store closes last.
           await Promise.all([
             scheduler.stop(),
+            webhooks.stop(),
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);

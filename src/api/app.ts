@@ -26,6 +26,7 @@ import { artifactRoutes } from './routes/artifacts.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { memoryRoutes } from './routes/memory.ts';
+import { openaiRoutes } from './routes/openai.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
@@ -36,6 +37,7 @@ import { tokenRoutes } from './routes/tokens.ts';
 import { mcpRoutes, secretRoutes } from './routes/mcp.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
+import { webhookRoutes } from './routes/webhooks.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { assertListenAllowed } from './auth.ts';
@@ -137,6 +139,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);
   presetRoutes(zodApp, deps);
+  webhookRoutes(zodApp, deps);
+  await openaiRoutes(zodApp, deps);
 
   return app;
 }

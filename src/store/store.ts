@@ -8,6 +8,7 @@
 // Clock: lease and due-time comparisons use the store's own clock (the database's
 // `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
 
+import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type {
   Agent,
   AgentSpec,
@@ -291,6 +292,23 @@ export interface SecretStore {
   deleteSecret(tenant: string, name: string): Promise<boolean>;
 }
 
+/** A tenant's signed webhooks (docs/channels.md, Webhooks). */
+export interface WebhookStore {
+  /** Throws TENANT_NOT_FOUND. Creates with `secret`, or changes an existing one's URL. */
+  putWebhook(
+    tenant: string,
+    name: string,
+    url: string,
+    secret: string,
+  ): Promise<{ webhook: WebhookInfo; created: boolean }>;
+  /** With the signing secret: for the delivery worker only. */
+  getWebhook(tenant: string, name: string): Promise<WebhookRecord | null>;
+  listWebhooks(tenant: string): Promise<WebhookInfo[]>;
+  /** Null when there is no such webhook. */
+  rotateWebhookSecret(tenant: string, name: string, secret: string): Promise<WebhookInfo | null>;
+  deleteWebhook(tenant: string, name: string): Promise<boolean>;
+}
+
 /** The whole store: every concern. Consumers take only the parts they use. */
 export interface Store
   extends
@@ -304,4 +322,5 @@ export interface Store
     ScheduleStore,
     MemoryStore,
     McpServerStore,
-    SecretStore {}
+    SecretStore,
+    WebhookStore {}

@@ -18,6 +18,7 @@ import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
 import { storageQuotaSuite } from './storage-quota.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
+import { webhookSuite } from './webhooks.suite.ts';
 
 export type { StoreFactory, StoreOpenOptions } from './harness.ts';
 export { TestClock } from './harness.ts';
@@ -38,5 +39,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     capabilitiesSuite(factory);
     memorySuite(factory);
     mcpSuite(factory);
+    webhookSuite(factory);
   });
 }

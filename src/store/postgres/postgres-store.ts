@@ -61,7 +61,9 @@ import * as artifacts from './artifacts.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
+import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import * as mcp from './mcp.ts';
+import * as webhooks from './webhooks.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { Migration } from './migrations.ts';
@@ -400,5 +402,27 @@ export class PostgresStore implements Store {
   }
   deleteSecret(tenant: string, name: string): Promise<boolean> {
     return mcp.deleteSecret(this.ctx, tenant, name);
+  }
+
+  // --- signed webhooks (docs/channels.md) ---
+  putWebhook(
+    tenant: string,
+    name: string,
+    url: string,
+    secret: string,
+  ): Promise<{ webhook: WebhookInfo; created: boolean }> {
+    return webhooks.putWebhook(this.ctx, tenant, name, url, secret);
+  }
+  getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
+    return webhooks.getWebhook(this.ctx.read, tenant, name);
+  }
+  listWebhooks(tenant: string): Promise<WebhookInfo[]> {
+    return webhooks.listWebhooks(this.ctx.read, tenant);
+  }
+  rotateWebhookSecret(tenant: string, name: string, secret: string): Promise<WebhookInfo | null> {
+    return webhooks.rotateWebhookSecret(this.ctx, tenant, name, secret);
+  }
+  deleteWebhook(tenant: string, name: string): Promise<boolean> {
+    return webhooks.deleteWebhook(this.ctx, tenant, name);
   }
 }

@@ -54,8 +54,10 @@ import * as artifacts from './artifacts.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
+import * as webhooks from './webhooks.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
+import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import type { MemoryFact } from '../../types.ts';
 import type {
   MemoryEmbedderCount,
@@ -423,5 +425,31 @@ export class SqliteStore implements Store {
   }
   async deleteSecret(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => mcp.deleteSecret(this.ctx, tenant, name));
+  }
+
+  // --- signed webhooks (docs/channels.md) ---
+  async putWebhook(
+    tenant: string,
+    name: string,
+    url: string,
+    secret: string,
+  ): Promise<{ webhook: WebhookInfo; created: boolean }> {
+    return webhooks.putWebhook(this.ctx, tenant, name, url, secret);
+  }
+  async getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
+    return webhooks.getWebhook(this.ctx, tenant, name);
+  }
+  async listWebhooks(tenant: string): Promise<WebhookInfo[]> {
+    return webhooks.listWebhooks(this.ctx, tenant);
+  }
+  async rotateWebhookSecret(
+    tenant: string,
+    name: string,
+    secret: string,
+  ): Promise<WebhookInfo | null> {
+    return webhooks.rotateWebhookSecret(this.ctx, tenant, name, secret);
+  }
+  async deleteWebhook(tenant: string, name: string): Promise<boolean> {
+    return webhooks.deleteWebhook(this.ctx, tenant, name);
   }
 }

@@ -1,0 +1,82 @@
+// A tenant's signed webhooks (docs/channels.md, Webhooks).
+
+import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.ts';
+import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
+import type { PgContext, Sql } from './context.ts';
+import { requireTenant } from './guards.ts';
+
+/** Creates with `secret`, or changes the URL of an existing webhook (its secret stays). */
+export async function putWebhook(
+  ctx: PgContext,
+  tenant: string,
+  name: string,
+  url: string,
+  secret: string,
+): Promise<{ webhook: WebhookInfo; created: boolean }> {
+  return ctx.write(async (tx) => {
+    await requireTenant(tx, tenant);
+    const row = await tx.one<WebhookRow & { created: boolean }>(
+      `INSERT INTO tenant_webhooks (tenant, name, url, secret, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $5)
+       ON CONFLICT (tenant, name) DO UPDATE
+         SET url = EXCLUDED.url,
+             updated_at = GREATEST(EXCLUDED.updated_at, tenant_webhooks.updated_at + 1)
+       RETURNING *, (xmax = 0) AS created`,
+      [tenant, name, url, secret, tx.now],
+    );
+    if (!row) throw new Error('webhook row missing after write');
+    return { webhook: toWebhookInfo(row), created: row.created };
+  });
+}
+
+export async function getWebhook(
+  sql: Sql,
+  tenant: string,
+  name: string,
+): Promise<WebhookRecord | null> {
+  const row = await sql.one<WebhookRow>(
+    'SELECT * FROM tenant_webhooks WHERE tenant = $1 AND name = $2',
+    [tenant, name],
+  );
+  return row ? toWebhookRecord(row) : null;
+}
+
+export async function listWebhooks(sql: Sql, tenant: string): Promise<WebhookInfo[]> {
+  const rows = await sql.rows<WebhookRow>(
+    'SELECT * FROM tenant_webhooks WHERE tenant = $1 ORDER BY name',
+    [tenant],
+  );
+  return rows.map(toWebhookInfo);
+}
+
+export async function rotateWebhookSecret(
+  ctx: PgContext,
+  tenant: string,
+  name: string,
+  secret: string,
+): Promise<WebhookInfo | null> {
+  return ctx.write(async (tx) => {
+    const row = await tx.one<WebhookRow>(
+      `UPDATE tenant_webhooks
+         SET secret = $3, updated_at = GREATEST($4, updated_at + 1)
+       WHERE tenant = $1 AND name = $2
+       RETURNING *`,
+      [tenant, name, secret, tx.now],
+    );
+    return row ? toWebhookInfo(row) : null;
+  });
+}
+
+export async function deleteWebhook(
+  ctx: PgContext,
+  tenant: string,
+  name: string,
+): Promise<boolean> {
+  return ctx.write(
+    async (tx) =>
+      (await tx.count('DELETE FROM tenant_webhooks WHERE tenant = $1 AND name = $2', [
+        tenant,
+        name,
+      ])) > 0,
+  );
+}
