@@ -3,7 +3,6 @@
 // HTTP (the public-web boundary, headers from the tenant's secrets). The SDK speaks the
 // protocol; nothing here writes a JSON-RPC message by hand.
 
-import { lookup } from 'node:dns/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   DEFAULT_INHERITED_ENV_VARS,
@@ -16,8 +15,8 @@ import type { McpSettings } from '../config.ts';
 import { KeelError } from '../errors.ts';
 import type { SecretStore } from '../store/store.ts';
 import type { ParsedAddress } from '../web/address.ts';
-import { classifyAddress, parseIpLiteral } from '../web/address.ts';
 import { pinnedLookup } from '../web/fetcher.ts';
+import { checkPublicHost } from '../web/public-host.ts';
 import type { McpTransportSpec } from './server-spec.ts';
 
 /** Where a server's output beyond this stays unread in error messages. */
@@ -70,30 +69,13 @@ async function checkPublicUrl(
   url: URL,
   allowHosts: readonly string[],
 ): Promise<ParsedAddress | null> {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (allowHosts.map((allowed) => allowed.toLowerCase()).includes(host)) return null;
-  const literal = parseIpLiteral(host);
-  const addresses = literal
-    ? [literal]
-    : (await lookup(host, { all: true }).catch(() => [])).map((entry) =>
-        parseIpLiteral(entry.address),
-      );
-  if (addresses.length === 0) {
-    throw new KeelError('VALIDATION_FAILED', `transport.url: ${host} does not resolve`, {
+  const verdict = await checkPublicHost(url, allowHosts, '[mcp] allow_hosts');
+  if (!verdict.ok) {
+    throw new KeelError('VALIDATION_FAILED', `transport.url: ${verdict.reason}`, {
       field: 'transport.url',
     });
   }
-  for (const address of addresses) {
-    const verdict = address ? classifyAddress(address) : { public: false, reason: 'unparsable' };
-    if (!verdict.public) {
-      throw new KeelError(
-        'VALIDATION_FAILED',
-        `transport.url: ${host} is not a public address (${verdict.reason}); only the operator can allow it ([mcp] allow_hosts)`,
-        { field: 'transport.url' },
-      );
-    }
-  }
-  return addresses[0] ?? null;
+  return verdict.pinned;
 }
 
 /** fetch whose connections go to the checked address (no DNS change between check and connect). */
