@@ -19,6 +19,7 @@ import type { AssistantBody, EntryBody, JsonObject, ToolResultBody, Usage } from
 import type { RoundWriter } from './checkpoint-baselines.ts';
 import { openBareSqlite, openSnapshotFile } from './checkpoint-baselines.ts';
 import { bytesWritten, formatTable, median, nowMs, percentile, writeResult } from './support.ts';
+import { agentSpec } from '../test/helpers/agent-spec.ts';
 
 const ROUND_COUNTS = [10, 100, 1000];
 const REPETITIONS = 3;
@@ -72,16 +73,7 @@ async function keelWriter(
 ): Promise<{ writer: AsyncRoundWriter; close(): Promise<void> }> {
   const store: Store = await openSqliteStore({ path: join(dir, 'keel.db'), durability });
   await store.createTenant('bench', {});
-  await store.putAgent('bench', 'agent', {
-    model: 'fixture/bench',
-    max_steps: 200,
-    timeout_ms: 120_000,
-    tool_timeout_ms: 30_000,
-    temperature: 0.2,
-    max_tokens: 4096,
-    context_window: 20,
-    on_uncertain_effect: 'tell_model',
-  });
+  await store.putAgent('bench', 'agent', agentSpec({ model: 'fixture/bench', max_steps: 200 }));
   await store.enqueueRun({
     run_id: '0190f000-0000-7000-8000-000000000001',
     tenant: 'bench',

@@ -14,6 +14,7 @@ import { enqueueTurn } from '../src/runtime/enqueue.ts';
 import { waitForRun } from '../src/runtime/wait.ts';
 import { countCommits, openRawCommitter } from './durable-commit.ts';
 import { formatTable, median, nowMs, percentile, writeResult } from './support.ts';
+import { agentSpec } from '../test/helpers/agent-spec.ts';
 
 const WARMUP = 20;
 const TURNS = 300;
@@ -37,16 +38,7 @@ export async function runOverheadBench(): Promise<void> {
       const raw = openRawCommitter(dir, durability);
       try {
         await keel.store.createTenant('bench', {});
-        await keel.store.putAgent('bench', 'agent', {
-          model: 'fixture/bench',
-          max_steps: 12,
-          timeout_ms: 120_000,
-          tool_timeout_ms: 30_000,
-          temperature: 0.2,
-          max_tokens: 4096,
-          context_window: 20,
-          on_uncertain_effect: 'tell_model',
-        });
+        await keel.store.putAgent('bench', 'agent', agentSpec({ model: 'fixture/bench' }));
         const commits = countCommits(keel.store);
         const turnMs: number[] = [];
         const commitsPerTurn: number[] = [];

@@ -16,6 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { startKeel } from '../src/main.ts';
 import { countCommits, openRawCommitter } from './durable-commit.ts';
 import { formatTable, median, nowMs, percentile, writeResult } from './support.ts';
+import { agentSpec } from '../test/helpers/agent-spec.ts';
 
 const SCOPES = 200;
 const CONCURRENCY = 64;
@@ -75,16 +76,7 @@ async function keelTrial(
   );
   try {
     await keel.store.createTenant('bench', {});
-    await keel.store.putAgent('bench', 'agent', {
-      model: 'fixture/bench',
-      max_steps: 12,
-      timeout_ms: 120_000,
-      tool_timeout_ms: 30_000,
-      temperature: 0.2,
-      max_tokens: 4096,
-      context_window: 20,
-      on_uncertain_effect: 'tell_model',
-    });
+    await keel.store.putAgent('bench', 'agent', agentSpec({ model: 'fixture/bench' }));
     const commits = countCommits(keel.store);
     const text = `what time is it?\n@call clock_now {}${latencyMs > 0 ? `\n@sleep ${latencyMs}` : ''}`;
     const latencies: number[] = [];

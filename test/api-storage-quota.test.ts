@@ -9,11 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import { createHashEmbedder } from '../src/memory/embedders/hash.ts';
 import { MaintenanceScans } from '../src/memory/maintenance.ts';
 import { createMemoryService } from '../src/memory/service.ts';
-import { createToolPorts } from '../src/runtime/tool-ports.ts';
 import { builtinTools } from '../src/tools/builtin/index.ts';
-import type { ToolContext } from '../src/tools/tool.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { toolContext } from './helpers/tool-context.ts';
 
 const TOML = '[tenant_limits]\nmemory_bytes = 100\nartifact_bytes = 1000\n';
 
@@ -79,24 +78,14 @@ describe('storage quotas over HTTP', () => {
       embedder: createHashEmbedder(),
       maxBytesPerTenant: 100,
     });
-    const context: ToolContext = {
-      tenant: 't2',
-      agent: 'assistant',
-      scope: 's',
-      run_id: 'run-1',
-      call_id: 'c1',
-      idempotency_key: 'run-1:c1',
-      deadline: Date.now() + 10_000,
-      signal: new AbortController().signal,
-      ports: createToolPorts(
-        {
-          store: keel.store,
-          memory: { service, scans: new MaintenanceScans() },
-          maxArtifactBytes: 1000,
-        },
-        { tenant: 't2', agent: 'assistant', scope: 's' },
-      ),
-    };
+    const context = toolContext(
+      {
+        store: keel.store,
+        memory: { service, scans: new MaintenanceScans() },
+        maxArtifactBytes: 1000,
+      },
+      { tenant: 't2' },
+    );
     const failure = async (name: string, input: unknown) => {
       const tool = tools.get(name);
       assert.ok(tool, name);

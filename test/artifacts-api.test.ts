@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createToolPorts } from '../src/runtime/tool-ports.ts';
 import { artifactListTool } from '../src/tools/builtin/artifact-list.ts';
 import { artifactReadTool } from '../src/tools/builtin/artifact-read.ts';
 import { artifactWriteTool } from '../src/tools/builtin/artifact-write.ts';
 import type { AnyToolSpec, ToolContext } from '../src/tools/tool.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer, storeSnapshot } from './helpers/api-server.ts';
+import { toolContext } from './helpers/tool-context.ts';
 
 /** Raw bytes out, raw bytes back (the JSON helper would parse or re-encode them). */
 function raw(
@@ -153,20 +153,7 @@ describe('artifact tools', () => {
   before(async () => {
     server = await startApiServer();
     await seedTenant(server, 'acme');
-    context = {
-      tenant: 'acme',
-      agent: 'assistant',
-      scope: 's',
-      run_id: 'r1',
-      call_id: 'c1',
-      idempotency_key: 'r1:c1',
-      deadline: Date.now() + 10_000,
-      signal: new AbortController().signal,
-      ports: createToolPorts(
-        { store: server.store },
-        { tenant: 'acme', agent: 'assistant', scope: 's' },
-      ),
-    };
+    context = toolContext({ store: server.store }, { tenant: 'acme', runId: 'r1' });
   });
   after(() => server.close());
 

@@ -9,18 +9,18 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
-import type { FaultCase, Findings } from './helpers/crash-harness.ts';
+import { sqliteCrashBackend } from './helpers/crash-backend.ts';
+import type { FaultCase } from './helpers/crash-harness.ts';
 import {
   TENANT,
   call,
-  crashScenario,
   effectSinkForSuite,
-  pool,
   serve,
   setupTenant,
   tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
+import { crashSweep } from './helpers/crash-scenarios.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 // entry.after_commit counts every checkpoint of the run: 1 user entry; then per step
@@ -41,52 +41,8 @@ const FAULTS: FaultCase[] = [
 describe('crash sweep', () => {
   const sink = effectSinkForSuite();
 
-  it('every loop fault point: killed, restarted, invariants hold', async () => {
-    const started = Date.now();
-    // Two at a time (2 cores): most of a scenario is process start-up, which is CPU-bound;
-    // more lanes only starve the other test files running beside this one.
-    const findings = await pool(
-      2,
-      FAULTS.map((fault) => async () => ({ fault, found: await crashScenario(fault, sink()) })),
-    );
-    const total = (key: keyof Omit<Findings, 'problems'>): number =>
-      findings.reduce((sum, { found }) => sum + found[key], 0);
-    const points = new Set(FAULTS.map((fault) => fault.point)).size;
-    console.log(
-      `sweep[sqlite] points=${points} kills=${FAULTS.length} lost=${total('lost')} ` +
-        `recorded_reexec=${total('recorded_reexec')} dup_effects=${total('dup_effects')} ` +
-        `uncertain=${total('uncertain')} rerun_same_key=${total('rerun_same_key')} ` +
-        `partial=${total('partial')} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
-    );
-    const problems = findings.flatMap(({ fault, found }) =>
-      found.problems.map((text) => `${fault.point}#${fault.hit}: ${text}`),
-    );
-    assert.deepEqual(problems, []);
-    for (const key of [
-      'lost',
-      'recorded_reexec',
-      'dup_effects',
-      'key_mismatch',
-      'partial',
-      'step_regressions',
-      'overlaps',
-      'run_count_errors',
-      'fence_violations',
-    ] as const) {
-      assert.equal(total(key), 0, key);
-    }
-    // The effectful call was in flight at tool.before_call#1, tool.after_call#1 and
-    // entry.after_commit#4 (its intent): the model was told instead of a re-run.
-    const uncertainAt = findings
-      .filter(({ found }) => found.uncertain > 0)
-      .map(({ fault }) => `${fault.point}#${fault.hit}`)
-      .sort();
-    assert.deepEqual(uncertainAt, [
-      'entry.after_commit#4',
-      'tool.after_call#1',
-      'tool.before_call#1',
-    ]);
-  });
+  it('every loop fault point: killed, restarted, invariants hold', () =>
+    crashSweep(sqliteCrashBackend, FAULTS, sink));
 
   it('I7: a cancel while a tool runs leaves no output, no context, no delivery', async () => {
     const dataDir = tempDir();

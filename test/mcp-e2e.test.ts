@@ -106,6 +106,13 @@ async function toolResults(runId: string, tenant = 'acme'): Promise<Loose[]> {
   return events.filter((event) => event.type === 'tool.result').map((event) => event.data);
 }
 
+/** One turn of acme's agent `a` making `calls` (one `@call` line each): it must succeed; its tool results. */
+async function succeededCalls(calls: string[], scope = 's1'): Promise<Loose[]> {
+  const run = await turn('acme', 'a', calls.join('\n'), scope);
+  assert.equal(run.status, 'succeeded', JSON.stringify(run));
+  return toolResults(run.run_id);
+}
+
 async function freePort(): Promise<number> {
   return new Promise((done) => {
     const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -238,17 +245,11 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
   });
 
   it('echo and get-sum answer through a run; get-env shows only the declared variables', async () => {
-    const run = await turn(
-      'acme',
-      'a',
-      [
-        '@call mcp_everything_echo {"message": "hello mcp"}',
-        '@call mcp_everything_get_sum {"a": 2, "b": 40}',
-        '@call mcp_everything_get_env {}',
-      ].join('\n'),
-    );
-    assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    const [echo, sum, env] = await toolResults(run.run_id);
+    const [echo, sum, env] = await succeededCalls([
+      '@call mcp_everything_echo {"message": "hello mcp"}',
+      '@call mcp_everything_get_sum {"a": 2, "b": 40}',
+      '@call mcp_everything_get_env {}',
+    ]);
     assert.equal(echo.ok, true, JSON.stringify(echo));
     assert.match(JSON.stringify(echo.result), /hello mcp/);
     assert.match(JSON.stringify(sum.result), /42/);
@@ -262,17 +263,11 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
   });
 
   it('a server-side error and an argument that fails the schema are {ok:false}; the run goes on', async () => {
-    const run = await turn(
-      'acme',
-      'a',
-      [
-        '@call mcp_everything_gzip_file_as_resource {"name": "x.gz", "data": "ftp://example.com/x"}',
-        '@call mcp_everything_get_sum {"a": "two", "b": 1}',
-        '@call mcp_everything_echo {"message": "still here"}',
-      ].join('\n'),
-    );
-    assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    const [serverError, badArgs, echo] = await toolResults(run.run_id);
+    const [serverError, badArgs, echo] = await succeededCalls([
+      '@call mcp_everything_gzip_file_as_resource {"name": "x.gz", "data": "ftp://example.com/x"}',
+      '@call mcp_everything_get_sum {"a": "two", "b": 1}',
+      '@call mcp_everything_echo {"message": "still here"}',
+    ]);
     assert.equal(serverError.ok, false);
     assert.equal(serverError.error.code, 'MCP_TOOL_ERROR', JSON.stringify(serverError));
     assert.match(serverError.error.message, /Unsupported URL protocol/);
@@ -282,16 +277,10 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
   });
 
   it('a long-running tool is cut at tool_timeout_ms (cancellation sent) and the run goes on', async () => {
-    const run = await turn(
-      'acme',
-      'a',
-      [
-        '@call mcp_everything_trigger_long_running_operation {"duration": 30, "steps": 30}',
-        '@call mcp_everything_echo {"message": "after"}',
-      ].join('\n'),
-    );
-    assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    const [long, echo] = await toolResults(run.run_id);
+    const [long, echo] = await succeededCalls([
+      '@call mcp_everything_trigger_long_running_operation {"duration": 30, "steps": 30}',
+      '@call mcp_everything_echo {"message": "after"}',
+    ]);
     assert.equal(long.ok, false);
     assert.equal(long.error.code, 'TOOL_TIMEOUT', JSON.stringify(long));
     assert.equal(echo.ok, true, 'the same session answers the next call');
@@ -408,14 +397,13 @@ describe('MCP servers per tenant (server-everything over streamable HTTP)', () =
     });
     assert.equal(put.status, 201, put.text);
     assert.doesNotMatch(put.text, new RegExp(SECRET_VALUE));
-    const run = await turn(
-      'acme',
-      'a',
-      '@call mcp_remote_echo {"message": "over http"}\n@call mcp_remote_get_sum {"a": 1, "b": 2}',
+    const [echo, sum] = await succeededCalls(
+      [
+        '@call mcp_remote_echo {"message": "over http"}',
+        '@call mcp_remote_get_sum {"a": 1, "b": 2}',
+      ],
       'http',
     );
-    assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    const [echo, sum] = await toolResults(run.run_id);
     assert.match(JSON.stringify(echo.result), /over http/);
     assert.match(JSON.stringify(sum.result), /3/);
     assert.ok(authorizations.length > 0);

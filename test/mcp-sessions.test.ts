@@ -21,16 +21,20 @@ function alive(pid: number): boolean {
 }
 
 const SERVER = join(import.meta.dirname, 'fixtures/mcp-test-server.mjs');
-const sessions = createMcpSessions({
-  settings: {
-    stdio: { own: { command: process.execPath, args: [SERVER], env: {}, tenants: null } },
-    idle_ms: 600_000,
-    max_message_bytes: 1_048_576,
-    allow_hosts: [],
-  },
-  secrets: { getSecretValue: async () => null },
-  logger: pino({ level: 'silent' }),
-});
+/** Sessions of the one `own` stdio server (the test server), closed after `idleMs` unused. */
+function ownSessions(idleMs: number) {
+  return createMcpSessions({
+    settings: {
+      stdio: { own: { command: process.execPath, args: [SERVER], env: {}, tenants: null } },
+      idle_ms: idleMs,
+      max_message_bytes: 1_048_576,
+      allow_hosts: [],
+    },
+    secrets: { getSecretValue: async () => null },
+    logger: pino({ level: 'silent' }),
+  });
+}
+const sessions = ownSessions(600_000);
 const keyOf = (tenant: string) => ({
   tenant,
   server: 'own',
@@ -75,16 +79,7 @@ describe('MCP sessions', () => {
   });
 
   it('a session with no call for idle_ms is closed and its process ends', async () => {
-    const idle = createMcpSessions({
-      settings: {
-        stdio: { own: { command: process.execPath, args: [SERVER], env: {}, tenants: null } },
-        idle_ms: 50,
-        max_message_bytes: 1_048_576,
-        allow_hosts: [],
-      },
-      secrets: { getSecretValue: async () => null },
-      logger: pino({ level: 'silent' }),
-    });
+    const idle = ownSessions(50);
     const signal = new AbortController().signal;
     await idle.call(keyOf('a'), 'read', {}, { signal, timeoutMs: 10_000, idempotencyKey: 'k' });
     const pid = idle.pid('a', 'own');

@@ -9,12 +9,12 @@ import { after, before, describe, it } from 'node:test';
 import { createHashEmbedder } from '../src/memory/embedders/hash.ts';
 import { MaintenanceScans } from '../src/memory/maintenance.ts';
 import { createMemoryService } from '../src/memory/service.ts';
-import { createToolPorts } from '../src/runtime/tool-ports.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Store } from '../src/store/store.ts';
 import { builtinTools } from '../src/tools/builtin/index.ts';
 import type { AnyToolSpec, ToolContext } from '../src/tools/tool.ts';
 import type { JsonValue } from '../src/types.ts';
+import { toolContext } from './helpers/tool-context.ts';
 
 let store: Store;
 let dir: string;
@@ -35,17 +35,7 @@ after(async () => {
 
 function contextFor(tenant: string, agent = 'assistant', runId = 'run-1'): ToolContext {
   const service = createMemoryService({ store, embedder: createHashEmbedder() });
-  return {
-    tenant,
-    agent,
-    scope: 's',
-    run_id: runId,
-    call_id: 'c1',
-    idempotency_key: `${runId}:c1`,
-    deadline: Date.now() + 10_000,
-    signal: new AbortController().signal,
-    ports: createToolPorts({ store, memory: { service, scans } }, { tenant, agent, scope: 's' }),
-  };
+  return toolContext({ store, memory: { service, scans } }, { tenant, agent, runId });
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Run, TraceEvent } from '../src/types.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { freePort } from '../src/cli/demo-processes.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'proc';
@@ -25,18 +25,6 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'keel-process-'));
   dirs.push(dir);
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Served {

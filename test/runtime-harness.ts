@@ -22,19 +22,11 @@ import { builtinTools } from '../src/tools/builtin/index.ts';
 import type { ToolRegistry } from '../src/tools/registry.ts';
 import { createToolRegistry } from '../src/tools/registry.ts';
 import type { AgentSpec, Run, TraceEvent } from '../src/types.ts';
+import { agentSpec } from './helpers/agent-spec.ts';
 
 export const TENANT = 't1';
 
-export const AGENT_DEFAULTS: AgentSpec = {
-  model: 'fixture/echo',
-  max_steps: 12,
-  timeout_ms: 120_000,
-  tool_timeout_ms: 30_000,
-  temperature: 0.2,
-  max_tokens: 4096,
-  context_window: 20,
-  on_uncertain_effect: 'tell_model',
-};
+export const AGENT_DEFAULTS: AgentSpec = agentSpec();
 
 /** Wraps the fixture model to see every request, concurrency and aborts. */
 export interface RecordingModel extends Provider {

@@ -3,7 +3,6 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createToolPorts } from '../src/runtime/tool-ports.ts';
 import { scheduleDeleteTool } from '../src/tools/builtin/schedule-delete.ts';
 import { scheduleGetTool } from '../src/tools/builtin/schedule-get.ts';
 import { scheduleListTool } from '../src/tools/builtin/schedule-list.ts';
@@ -11,6 +10,7 @@ import { schedulePutTool } from '../src/tools/builtin/schedule-put.ts';
 import type { AnyToolSpec, ToolContext } from '../src/tools/tool.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer } from './helpers/api-server.ts';
+import { toolContext } from './helpers/tool-context.ts';
 
 const T = '/v1/tenants/acme';
 
@@ -105,17 +105,8 @@ describe('schedules over HTTP', () => {
 
 describe('schedule tools', () => {
   let server: ApiServer;
-  const contextFor = (agent: string, scope: string): ToolContext => ({
-    tenant: 'acme',
-    agent,
-    scope,
-    run_id: 'r',
-    call_id: 'c',
-    idempotency_key: 'r:c',
-    deadline: Date.now() + 10_000,
-    signal: new AbortController().signal,
-    ports: createToolPorts({ store: server.store }, { tenant: 'acme', agent, scope }),
-  });
+  const contextFor = (agent: string, scope: string): ToolContext =>
+    toolContext({ store: server.store }, { tenant: 'acme', agent, scope, runId: 'r', callId: 'c' });
   before(async () => {
     server = await startApiServer();
     await seedTenant(server, 'acme', 'alice');

@@ -4,6 +4,7 @@
 
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
+import type { KeelClient } from './client.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
@@ -36,6 +37,17 @@ function transportOf(values: { server?: string; url?: string; header?: string[] 
   };
 }
 
+/** The tenant path of one named item (`/<collection>/<name>`); `missing` when no name was given. */
+function itemPath(
+  client: KeelClient,
+  collection: string,
+  name: string | undefined,
+  missing: string,
+): string {
+  if (!name) throw new UsageError(missing);
+  return client.tenantPath(`/${collection}/${encodeURIComponent(name)}`);
+}
+
 function printTools(server: Loose, print: Print): void {
   for (const tool of server.tools as Loose[]) {
     print(
@@ -63,10 +75,8 @@ export async function mcpCommand(
   });
   const [action = 'list', name] = positionals;
   const client = createClient(loadClientConfig(values));
-  const serverPath = (): string => {
-    if (!name) throw new UsageError(`mcp ${action} needs a server name`);
-    return client.tenantPath(`/mcp/${encodeURIComponent(name)}`);
-  };
+  const serverPath = (): string =>
+    itemPath(client, 'mcp', name, `mcp ${action} needs a server name`);
   switch (action) {
     case 'list': {
       const { servers } = await client.request('GET', client.tenantPath('/mcp'));
@@ -117,10 +127,8 @@ export async function secretsCommand(
   });
   const [action = 'list', name] = positionals;
   const client = createClient(loadClientConfig(values));
-  const secretPath = (): string => {
-    if (!name) throw new UsageError(`secrets ${action} needs a secret name`);
-    return client.tenantPath(`/secrets/${encodeURIComponent(name)}`);
-  };
+  const secretPath = (): string =>
+    itemPath(client, 'secrets', name, `secrets ${action} needs a secret name`);
   switch (action) {
     case 'list': {
       const { secrets } = await client.request('GET', client.tenantPath('/secrets'));

@@ -11,6 +11,7 @@ import { openSqliteStore } from '../../src/store/sqlite/index.ts';
 import { scheduleWriteOf } from '../../src/schedules/schedule-input.ts';
 import type { ScheduleDocument } from '../../src/schedules/schedule-input.ts';
 import type { Store } from '../../src/store/store.ts';
+import { agentSpec } from './agent-spec.ts';
 
 export interface ScheduleFixture {
   store: SqliteStore;
@@ -38,16 +39,7 @@ export async function scheduleFixture(
   });
   opened.push(store);
   await store.createTenant('t1', {});
-  await store.putAgent('t1', 'a1', {
-    model: 'fixture/echo',
-    max_steps: 12,
-    timeout_ms: 120_000,
-    tool_timeout_ms: 30_000,
-    temperature: 0.2,
-    max_tokens: 4096,
-    context_window: 20,
-    on_uncertain_effect: 'tell_model',
-  });
+  await store.putAgent('t1', 'a1', agentSpec());
   return {
     store,
     clock,

@@ -4,8 +4,9 @@
 
 import { after } from 'node:test';
 import { newRunId } from '../../src/ids.ts';
+import { agentSpec } from '../helpers/agent-spec.ts';
 import type { RunErrorCode } from '../../src/errors.ts';
-import type { AgentSpec, DeliveryRequest, JsonObject, Usage } from '../../src/types.ts';
+import type { DeliveryRequest, JsonObject, Usage } from '../../src/types.ts';
 import type { ClaimedRun, EnqueueRunInput, FinalizeInput, Store } from '../../src/store/store.ts';
 
 export interface StoreOpenOptions {
@@ -40,19 +41,7 @@ export class TestClock {
 export const TENANT = 't1';
 export const AGENT = 'a1';
 
-export function agentSpec(overrides: Partial<AgentSpec> = {}): AgentSpec {
-  return {
-    model: 'fixture/echo',
-    max_steps: 12,
-    timeout_ms: 120_000,
-    tool_timeout_ms: 30_000,
-    temperature: 0.2,
-    max_tokens: 4096,
-    context_window: 20,
-    on_uncertain_effect: 'tell_model',
-    ...overrides,
-  };
-}
+export { agentSpec };
 
 export function usage(modelCalls = 1): Usage {
   return { input_tokens: 10, output_tokens: 5, model_calls: modelCalls, tool_calls: 0 };

@@ -16,14 +16,15 @@ import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
 
 type Deps = ApiDepsWith<McpServerStore & SecretStore>;
 
-const serverParams = z.strictObject({
-  tenant: nameSchema,
-  name: z.string().regex(MCP_SERVER_NAME, { message: `must match ${MCP_SERVER_NAME.source}` }),
-});
-const secretParams = z.strictObject({
-  tenant: nameSchema,
-  name: z.string().regex(SECRET_NAME, { message: `must match ${SECRET_NAME.source}` }),
-});
+/** `:tenant` and a `:name` that must match `pattern`. */
+function namedParams(pattern: RegExp) {
+  return z.strictObject({
+    tenant: nameSchema,
+    name: z.string().regex(pattern, { message: `must match ${pattern.source}` }),
+  });
+}
+const serverParams = namedParams(MCP_SERVER_NAME);
+const secretParams = namedParams(SECRET_NAME);
 const secretBody = z.strictObject({ value: z.string().min(1).max(16_384) });
 
 function serverView(server: McpServerRecord) {
@@ -47,6 +48,25 @@ function serverView(server: McpServerRecord) {
   };
 }
 
+/** DELETE of one named item: `{ deleted: true }`, or `notFound` when there was none. */
+function deleteRoute(
+  app: ZodApp,
+  url: string,
+  schema: { tags: string[]; params: ReturnType<typeof namedParams> },
+  remove: (tenant: string, name: string) => Promise<boolean>,
+  notFound: (name: string) => KeelError,
+): void {
+  app.delete(
+    url,
+    { config: { auth: 'tenant' }, schema: { ...schema, response: { 200: deletedSchema } } },
+    async (request) => {
+      const { tenant, name } = request.params;
+      if (!(await remove(tenant, name))) throw notFound(name);
+      return { deleted: true as const };
+    },
+  );
+}
+
 export function secretRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
   const tags = ['secrets'];
@@ -64,19 +84,12 @@ export function secretRoutes(app: ZodApp, deps: Deps): void {
       return reply.code(created ? 201 : 200).send({ name, created });
     },
   );
-  app.delete(
+  deleteRoute(
+    app,
     '/v1/tenants/:tenant/secrets/:name',
-    {
-      config: { auth: 'tenant' },
-      schema: { tags, params: secretParams, response: { 200: deletedSchema } },
-    },
-    async (request) => {
-      const { tenant, name } = request.params;
-      if (!(await store.deleteSecret(tenant, name))) {
-        throw new KeelError('SECRET_NOT_FOUND', `secret ${name} not found`);
-      }
-      return { deleted: true as const };
-    },
+    { tags, params: secretParams },
+    (tenant, name) => store.deleteSecret(tenant, name),
+    (name) => new KeelError('SECRET_NOT_FOUND', `secret ${name} not found`),
   );
 }
 
@@ -122,18 +135,11 @@ export function mcpRoutes(app: ZodApp, deps: Deps, mcp: McpService): void {
       return reply.code(created ? 201 : 200).send(serverView(server));
     },
   );
-  app.delete(
+  deleteRoute(
+    app,
     '/v1/tenants/:tenant/mcp/:name',
-    {
-      config: { auth: 'tenant' },
-      schema: { tags, params: serverParams, response: { 200: deletedSchema } },
-    },
-    async (request) => {
-      const { tenant, name } = request.params;
-      if (!(await mcp.delete(tenant, name))) {
-        throw new KeelError('MCP_SERVER_NOT_FOUND', `MCP server ${name} not found`);
-      }
-      return { deleted: true as const };
-    },
+    { tags, params: serverParams },
+    (tenant, name) => mcp.delete(tenant, name),
+    (name) => new KeelError('MCP_SERVER_NOT_FOUND', `MCP server ${name} not found`),
   );
 }
