@@ -2,7 +2,8 @@
 // the store reports a run of the tenant finalized (that is when deliveries are written)
 // or that notifications may have been missed, until something is claimed or the wait
 // ends. Deliveries that become due by time alone (a retry's backoff, an expired claim)
-// are picked up by the next claim, at the latest when this wait ends.
+// send no notification: a fallback claim every `recheckMs` finds them, as the run
+// worker's poll finds expired run leases.
 
 import type { DeliveryClaimInput, DeliveryStore, StoreChanges } from '../store/store.ts';
 import type { ClaimedDelivery } from '../types.ts';
@@ -13,6 +14,7 @@ export async function claimDeliveriesWaiting(
   input: DeliveryClaimInput,
   waitMs: number,
   signal?: AbortSignal,
+  recheckMs = 1000,
 ): Promise<ClaimedDelivery[]> {
   let pending = false;
   let wake: () => void = () => undefined;
@@ -32,6 +34,10 @@ export async function claimDeliveriesWaiting(
     wake();
   };
   const timer = setTimeout(end, waitMs);
+  const recheck = setInterval(() => {
+    pending = true;
+    wake();
+  }, recheckMs);
   signal?.addEventListener('abort', end);
   try {
     for (;;) {
@@ -49,6 +55,7 @@ export async function claimDeliveriesWaiting(
     }
   } finally {
     clearTimeout(timer);
+    clearInterval(recheck);
     signal?.removeEventListener('abort', end);
     unsubscribe();
   }
