@@ -10,6 +10,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 export interface SentMessage {
   chat_id: string;
   text: string;
+  /** Date.now() when the request arrived (the delivery bench measures to it). */
+  received_at: number;
 }
 
 type Failure = { status: 429; retry_after: number } | { status: 500 | 502 };
@@ -134,6 +136,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
         return;
       case 'sendMessage': {
         fake.sendAttempts += 1;
+        const receivedAt = Date.now();
         const text = String(params.text ?? '');
         const failure = failures.shift();
         if (failure?.status === 429) {
@@ -172,7 +175,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
           return;
         }
         const chatId = String(params.chat_id);
-        fake.sent.push({ chat_id: chatId, text });
+        fake.sent.push({ chat_id: chatId, text, received_at: receivedAt });
         answer(response, 200, {
           ok: true,
           result: { message_id: fake.sent.length, date: 0, chat: { id: Number(chatId) }, text },
