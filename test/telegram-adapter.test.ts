@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -86,7 +87,7 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
   let fake: FakeBotApi;
   let adapter: ChildProcess;
 
-  async function startAdapter(): Promise<ChildProcess> {
+  async function startAdapter(extra: Record<string, string> = {}): Promise<ChildProcess> {
     const child = spawnChild(['adapters/telegram/src/main.ts', '--agent', 'a'], {
       KEEL_URL: keelUrl,
       KEEL_TOKEN: tenantToken,
@@ -94,6 +95,7 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
       KEEL_CLAIM_LEASE_MS: '1500',
+      ...extra,
     });
     await readyLine(child, /keel-telegram: @keel_test_bot serving agent a/);
     return child;
@@ -277,5 +279,38 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       fake.sent.filter((m) => m.chat_id === '700').map((m) => m.text),
       ['echo: survive the crash'],
     );
+  });
+
+  it('webhook mode: updates with the secret header become turns; a wrong secret is 401', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const address = probe.address();
+        probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+      });
+    });
+    const hook = await startAdapter({
+      TELEGRAM_WEBHOOK_URL: `http://127.0.0.1:${port}/tg`,
+      TELEGRAM_WEBHOOK_LISTEN: `127.0.0.1:${port}`,
+      TELEGRAM_WEBHOOK_SECRET: 'hook-secret_1',
+    });
+    try {
+      assert.deepEqual(fake.webhook, {
+        url: `http://127.0.0.1:${port}/tg`,
+        secret_token: 'hook-secret_1',
+      });
+      assert.equal(await fake.pushToWebhook(textUpdate(801, 'forged'), 'wrong'), 401);
+      assert.equal(await fake.pushToWebhook(textUpdate(800, 'via webhook')), 200);
+      assert.deepEqual(await repliesTo(800, 1), ['echo: via webhook']);
+      const forged = await call(
+        keelUrl,
+        'GET',
+        `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:801`,
+        undefined,
+        tenantToken,
+      );
+      assert.deepEqual(forged.body.deliveries, []);
+    } finally {
+      hook.kill('SIGKILL');
+    }
   });
 });

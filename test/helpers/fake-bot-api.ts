@@ -31,6 +31,10 @@ export interface FakeBotApi {
   /** Offers an update again with its old update_id, as Telegram does after a lost confirm. */
   redeliver(updateId: number): void;
   failNextSends(...failures: Failure[]): void;
+  /** What the last setWebhook asked for (deleteWebhook clears it). */
+  webhook: { url: string; secret_token: string | null } | null;
+  /** POSTs an update to the registered webhook as Telegram does; `secret` overrides the header. */
+  pushToWebhook(update: Record<string, unknown>, secret?: string): Promise<number>;
   /** The next sendMessage is received but never answered; resolves when it arrives. */
   holdNextSend(): Promise<void>;
   close(): Promise<void>;
@@ -74,6 +78,23 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
       queue.push(update);
       queue.sort((a, b) => a.update_id - b.update_id);
       wakeAll();
+    },
+    webhook: null,
+    async pushToWebhook(update, secret) {
+      if (!fake.webhook) throw new Error('no webhook set');
+      const full = { update_id: nextId, ...update };
+      nextId += 1;
+      const token = secret ?? fake.webhook.secret_token;
+      const response = await fetch(fake.webhook.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(token !== null && { 'x-telegram-bot-api-secret-token': token }),
+        },
+        body: JSON.stringify(full),
+      });
+      await response.arrayBuffer();
+      return response.status;
     },
     failNextSends(...list) {
       failures.push(...list);
@@ -130,6 +151,17 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
         answer(response, 200, { ok: true, result: queue.filter((u) => u.update_id >= offset) });
         return;
       }
+      case 'setWebhook':
+        fake.webhook = {
+          url: String(params.url),
+          secret_token: typeof params.secret_token === 'string' ? params.secret_token : null,
+        };
+        answer(response, 200, { ok: true, result: true });
+        return;
+      case 'deleteWebhook':
+        fake.webhook = null;
+        answer(response, 200, { ok: true, result: true });
+        return;
       case 'sendChatAction':
         fake.chatActions += 1;
         answer(response, 200, { ok: true, result: true });

@@ -12,6 +12,8 @@ export interface TelegramAdapterConfig {
   claimWaitMs: number;
   /** Lease of a claimed delivery: a crashed adapter's claim is handed out again after it. */
   leaseMs: number;
+  /** Webhook mode when set: Telegram POSTs updates to `url`; else long polling. */
+  webhook: { url: string; listen: string; secret: string } | null;
 }
 
 export class ConfigError extends Error {}
@@ -35,7 +37,19 @@ export function loadAdapterConfig(
   if (!Number.isInteger(leaseMs) || leaseMs < 1000 || leaseMs > 600_000) {
     throw new ConfigError('KEEL_CLAIM_LEASE_MS must be an integer from 1000 to 600000');
   }
+  const webhookUrl = env.TELEGRAM_WEBHOOK_URL;
+  const webhook = webhookUrl
+    ? {
+        url: webhookUrl,
+        listen: env.TELEGRAM_WEBHOOK_LISTEN ?? '127.0.0.1:8443',
+        secret: need('TELEGRAM_WEBHOOK_SECRET'),
+      }
+    : null;
+  if (webhook && !/^[A-Za-z0-9_-]{1,256}$/.test(webhook.secret)) {
+    throw new ConfigError('TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -');
+  }
   return {
+    webhook,
     keelUrl: (env.KEEL_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
     keelToken: need('KEEL_TOKEN'),
     tenant: need('KEEL_TENANT'),

@@ -8,6 +8,7 @@ import { installInbound } from './inbound.ts';
 import { KeelClient } from './keel-client.ts';
 import { Outbound } from './outbound.ts';
 import { pollUpdates } from './polling.ts';
+import { startWebhookServer } from './webhook.ts';
 
 async function main(): Promise<number> {
   let config;
@@ -36,8 +37,21 @@ async function main(): Promise<number> {
     leaseMs: config.leaseMs,
     log,
   });
+  let inbound: Promise<void>;
+  if (config.webhook) {
+    const { server, url } = await startWebhookServer(bot, config.webhook, log);
+    await bot.api.setWebhook(config.webhook.url, { secret_token: config.webhook.secret });
+    process.stdout.write(`keel-telegram: webhook listening on ${url}\n`);
+    inbound = new Promise((resolve) => {
+      stop.signal.addEventListener('abort', () => server.close(() => resolve()));
+    });
+  } else {
+    // Telegram refuses getUpdates while a webhook is set.
+    await bot.api.deleteWebhook();
+    inbound = pollUpdates(bot, stop.signal, log);
+  }
   process.stdout.write(`keel-telegram: @${bot.botInfo.username} serving agent ${config.agent}\n`);
-  await Promise.all([pollUpdates(bot, stop.signal, log), outbound.run(stop.signal)]);
+  await Promise.all([inbound, outbound.run(stop.signal)]);
   return 0;
 }
 
