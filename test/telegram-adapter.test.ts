@@ -12,7 +12,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { NEW_THREAD_REPLY, NON_TEXT_REPLY } from '../adapters/telegram/src/inbound.ts';
+import {
+  NEW_THREAD_REPLY,
+  NON_TEXT_REPLY,
+  REFUSED_REPLY,
+} from '../adapters/telegram/src/inbound.ts';
 import type { FakeBotApi } from './helpers/fake-bot-api.ts';
 import { BOT_USER, startFakeBotApi, textUpdate } from './helpers/fake-bot-api.ts';
 import { waitFor } from './helpers/wait-for.ts';
@@ -312,5 +316,46 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
     } finally {
       hook.kill('SIGKILL');
     }
+  });
+
+  it('an update is confirmed only after keel accepted its turn; a refused one is answered', async () => {
+    adapter.kill('SIGKILL');
+    await new Promise((resolve) => adapter.once('exit', resolve));
+    // An adapter whose keel is unreachable: the update is fetched again and again.
+    const offline = spawnChild(['adapters/telegram/src/main.ts', '--agent', 'a'], {
+      KEEL_URL: 'http://127.0.0.1:9',
+      KEEL_TOKEN: tenantToken,
+      KEEL_TENANT: TENANT,
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.url,
+    });
+    await readyLine(offline, /serving agent a/);
+    const id = fake.push(textUpdate(900, 'keel is away'));
+    await waitFor('the update handed out twice', () => (fake.handedOut.get(id) ?? 0) >= 2, {
+      timeoutMs: 30_000,
+      everyMs: 20,
+    });
+    assert.ok(fake.confirmedOffset <= id, `offset ${fake.confirmedOffset} passed update ${id}`);
+    offline.kill('SIGKILL');
+    await new Promise((resolve) => offline.once('exit', resolve));
+    adapter = await startAdapter();
+    assert.deepEqual(await repliesTo(900, 1), ['echo: keel is away']);
+    await waitFor('the update confirmed', () => fake.confirmedOffset > id);
+
+    // An agent keel does not know: 404 is final, so the bot says so and moves on.
+    const wrongAgent = spawnChild(['adapters/telegram/src/main.ts', '--agent', 'nobody'], {
+      KEEL_URL: keelUrl,
+      KEEL_TOKEN: tenantToken,
+      KEEL_TENANT: TENANT,
+      TELEGRAM_BOT_TOKEN: fake.token,
+      TELEGRAM_API_ROOT: fake.url,
+    });
+    adapter.kill('SIGKILL');
+    await new Promise((resolve) => adapter.once('exit', resolve));
+    await readyLine(wrongAgent, /serving agent nobody/);
+    const refused = fake.push(textUpdate(901, 'to nobody'));
+    assert.deepEqual(await repliesTo(901, 1), [`${REFUSED_REPLY} (AGENT_NOT_FOUND)`]);
+    await waitFor('the refused update confirmed', () => fake.confirmedOffset > refused);
+    wrongAgent.kill('SIGKILL');
   });
 });

@@ -26,6 +26,8 @@ export interface FakeBotApi {
   chatActions: number;
   /** The highest offset any getUpdates asked for (updates below it are confirmed). */
   confirmedOffset: number;
+  /** How many times each update_id was handed out by getUpdates. */
+  handedOut: Map<number, number>;
   /** Queues a user's message (or any update body) and returns its update_id. */
   push(update: Record<string, unknown>): number;
   /** Offers an update again with its old update_id, as Telegram does after a lost confirm. */
@@ -64,6 +66,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
     sendAttempts: 0,
     chatActions: 0,
     confirmedOffset: 0,
+    handedOut: new Map(),
     push(update) {
       const full = { update_id: nextId, ...update };
       nextId += 1;
@@ -148,7 +151,11 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
             response.once('close', resolve);
           });
         }
-        answer(response, 200, { ok: true, result: queue.filter((u) => u.update_id >= offset) });
+        const result = queue.filter((u) => u.update_id >= offset);
+        for (const update of result) {
+          fake.handedOut.set(update.update_id, (fake.handedOut.get(update.update_id) ?? 0) + 1);
+        }
+        answer(response, 200, { ok: true, result });
         return;
       }
       case 'setWebhook':

@@ -4,10 +4,12 @@
 // update unconfirmed (see polling.ts / webhook.ts): it is offered again.
 
 import type { Bot, Context } from 'grammy';
+import { KeelCallError } from './keel-client.ts';
 import type { KeelClient } from './keel-client.ts';
 
 export const NON_TEXT_REPLY = 'Sorry, I can only read text messages.';
 export const NEW_THREAD_REPLY = 'Started a new conversation.';
+export const REFUSED_REPLY = 'Sorry, I could not take that message.';
 export const START_REPLY = 'Hello! Send me a message and I will answer.';
 
 /** In a group, only a message that mentions the bot or replies to it is for the bot. */
@@ -45,18 +47,32 @@ export function installInbound(bot: Bot, keel: KeelClient, agent: string): void 
       return;
     }
     const from = ctx.message.from;
-    await keel.postTurn({
-      agent,
-      scope,
-      payload: {
-        text: withoutMention(text, ctx.me.username),
-        from: { id: from.id, username: from.username ?? null, first_name: from.first_name },
-        message_id: ctx.message.message_id,
-      },
-      request_id: `tg:${ctx.update.update_id}`,
-      delivery: { destination: scope },
-    });
+    try {
+      await keel.postTurn({
+        agent,
+        scope,
+        payload: {
+          text: withoutMention(text, ctx.me.username),
+          from: { id: from.id, username: from.username ?? null, first_name: from.first_name },
+          message_id: ctx.message.message_id,
+        },
+        request_id: `tg:${ctx.update.update_id}`,
+        delivery: { destination: scope },
+      });
+    } catch (error) {
+      // keel refused this message for good (a 4xx other than 429: an unknown agent, a
+      // body it rejects): retrying would block every later update, so answer and move on.
+      // Unreachable, 429 and 5xx propagate: the update stays unconfirmed and comes back.
+      if (!(error instanceof KeelCallError) || !isPermanent(error)) throw error;
+      await ctx.reply(`${REFUSED_REPLY} (${error.code ?? error.status})`);
+      return;
+    }
     // "typing…" while the run works; a failure here only loses the indicator.
     await ctx.api.sendChatAction(chatId, 'typing').catch(() => undefined);
   });
+}
+
+function isPermanent(error: KeelCallError): boolean {
+  const status = error.status;
+  return status !== null && status >= 400 && status < 500 && status !== 429;
 }
