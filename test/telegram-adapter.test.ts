@@ -193,6 +193,33 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
     assert.equal(parts.join('\n\n'), `echo: ${long}`);
   });
 
+  it('a 502 on the second part: the retry sends the remaining parts, none twice', async () => {
+    const long = Array.from({ length: 20 }, (_, i) => `${i}:`.padEnd(499, 'y')).join('\n\n');
+    fake.failNextSends(null, { status: 502 });
+    fake.push(textUpdate(310, long));
+    const parts = await repliesTo(310, 3);
+    assert.equal(parts.join('\n\n'), `echo: ${long}`);
+    const list = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:310`,
+      undefined,
+      tenantToken,
+    );
+    await waitFor('delivered', async () => {
+      const now = await call(
+        keelUrl,
+        'GET',
+        `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:310`,
+        undefined,
+        tenantToken,
+      );
+      return now.body.deliveries[0]?.status === 'delivered';
+    });
+    assert.equal(list.body.deliveries.length, 1);
+    assert.equal(fake.sent.filter((m) => m.chat_id === '310').length, 3);
+  });
+
   it('429 retry_after and a 500 are retried: one message shown', async () => {
     fake.failNextSends({ status: 429, retry_after: 1 }, { status: 500 });
     const attemptsBefore = fake.sendAttempts;

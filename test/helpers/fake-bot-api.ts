@@ -32,7 +32,8 @@ export interface FakeBotApi {
   push(update: Record<string, unknown>): number;
   /** Offers an update again with its old update_id, as Telegram does after a lost confirm. */
   redeliver(updateId: number): void;
-  failNextSends(...failures: Failure[]): void;
+  /** The next sends answer these failures in order; `null` lets that send through. */
+  failNextSends(...failures: (Failure | null)[]): void;
   /** What the last setWebhook asked for (deleteWebhook clears it). */
   webhook: { url: string; secret_token: string | null } | null;
   /** POSTs an update to the registered webhook as Telegram does; `secret` overrides the header. */
@@ -49,7 +50,7 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
   const queue: Array<Record<string, unknown> & { update_id: number }> = [];
   const all = new Map<number, Record<string, unknown> & { update_id: number }>();
   const waiters = new Set<() => void>();
-  const failures: Failure[] = [];
+  const failures: (Failure | null)[] = [];
   let nextId = 1000;
   let hold: (() => void) | null = null;
   const held = new Set<ServerResponse>();

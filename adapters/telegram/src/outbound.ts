@@ -60,7 +60,8 @@ export class Outbound {
         const outcome = await this.send(delivery, signal);
         try {
           await this.keel.ack(delivery, outcome);
-          this.sentParts.delete(delivery.delivery_id);
+          // A retried delivery keeps its count: the next attempt sends the remaining parts.
+          if (outcome.outcome !== 'retry') this.sentParts.delete(delivery.delivery_id);
         } catch (error) {
           // The claim expires and keel hands the delivery out again.
           this.options.log(`ack of ${delivery.delivery_id} failed: ${(error as Error).message}`);
