@@ -2,6 +2,7 @@
 // the soak, which takes minutes: `npm run bench -- soak`).
 
 import { runCheckpointBench } from './checkpoint.ts';
+import { runDeliveryBench } from './delivery.ts';
 import { runFairnessBench } from './fairness.ts';
 import { runMcpBench } from './mcp.ts';
 import { runMemoryBench } from './memory.ts';
@@ -12,6 +13,7 @@ import { runSoakBench } from './soak.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
+  delivery: runDeliveryBench,
   memory: runMemoryBench,
   mcp: runMcpBench,
   overhead: runOverheadBench,

@@ -48,6 +48,7 @@ describe('deliveries', () => {
     await seedTenant(server, 'demo');
     ({ token: tenantToken } = await seedTenant(server, 'claiming'));
     await seedTenant(server, 'defaults');
+    await seedTenant(server, 'waiting');
     for (const destination of ['tg:1', 'tg:2', 'mail:3']) {
       await succeedWithDelivery(server, 'demo', destination);
     }
@@ -164,5 +165,42 @@ describe('deliveries', () => {
       { body: { claim_token: claim.body.deliveries[0].claim_token, outcome: 'maybe' } },
     );
     assert.ok(badOutcome.body.error.message.includes('body.outcome'));
+  });
+
+  it('wait_ms: a claim with nothing due waits and is woken by the run finalizing', async () => {
+    const empty = await server.request('POST', '/v1/tenants/waiting/deliveries/claim', {
+      body: { wait_ms: 1 },
+    });
+    assert.equal(empty.status, 200, empty.text);
+    assert.deepEqual(empty.body.deliveries, []);
+    // A minute's wait: only a store notification can end it before the test's own timeout.
+    const waiting = server.request('POST', '/v1/tenants/waiting/deliveries/claim', {
+      body: { wait_ms: 60_000, destination_prefix: 'tg:' },
+    });
+    const runId = await succeedWithDelivery(server, 'waiting', 'tg:9');
+    const claim = await waiting;
+    assert.equal(claim.status, 200, claim.text);
+    assert.equal(claim.body.deliveries.length, 1);
+    assert.equal(claim.body.deliveries[0].run_id, runId);
+    // agentd's adapter acks with explicit nulls.
+    const acked = await server.request(
+      'POST',
+      `/v1/tenants/waiting/deliveries/${claim.body.deliveries[0].delivery_id}/ack`,
+      {
+        body: {
+          claim_token: claim.body.deliveries[0].claim_token,
+          outcome: 'delivered',
+          error: null,
+          retry_after_ms: null,
+        },
+      },
+    );
+    assert.equal(acked.status, 200, acked.text);
+    assert.equal(acked.body.delivery.status, 'delivered');
+    const bad = await server.request('POST', '/v1/tenants/waiting/deliveries/claim', {
+      body: { wait_ms: 120_001 },
+    });
+    assert.equal(bad.status, 400);
+    assert.ok(bad.body.error.message.includes('body.wait_ms'), bad.body.error.message);
   });
 });

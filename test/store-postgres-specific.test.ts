@@ -1,6 +1,7 @@
 // PostgreSQL-only guarantees: the settings keel asserts at open, migrations recorded
 // per schema (and applied once when several processes start together), a schema
-// written by a newer keel refused, notifications crossing connections, and the claim
+// written by a newer keel refused, notifications crossing connections (they also wake a
+// waiting delivery claim), and the claim
 // statement using its partial indexes.
 
 import assert from 'node:assert/strict';
@@ -10,6 +11,8 @@ import { agentSpec, turn } from './store-conformance/harness.ts';
 import type { PostgresStore } from '../src/store/postgres/index.ts';
 import { openPostgresStore } from '../src/store/postgres/index.ts';
 import type { StoreChange } from '../src/store/store.ts';
+import { claimDeliveriesWaiting } from '../src/runtime/delivery-wait.ts';
+import { emptyUsage } from '../src/types.ts';
 import {
   POSTGRES_URL,
   dropSchemas,
@@ -81,6 +84,36 @@ describe('postgres store specifics', { skip }, () => {
     const { run } = await store.enqueueRun(turn({ tenant: 't1', agent: 'a1' }));
     await queued;
     assert.ok(heard.some((change) => change.kind === 'run.queued' && change.run_id === run.run_id));
+  });
+
+  it('a waiting delivery claim on another store is woken by the finalize notification', async () => {
+    const store = await open();
+    const peer = await open(store.schema);
+    await store.createTenant('t1', {});
+    await store.putAgent('t1', 'a1', agentSpec());
+    const input = { limit: 10, lease_ms: 60_000, destination_prefix: 'tg:', max_attempts: 5 };
+    // Re-check interval and wait both a minute: only the notification can end it sooner.
+    const waiting = claimDeliveriesWaiting(peer, 't1', input, 60_000, undefined, 60_000);
+    const { run } = await store.enqueueRun(
+      turn({ tenant: 't1', agent: 'a1', delivery: { destination: 'tg:5' } }),
+    );
+    const claimed = await store.claimNextRun({ owner: 'w', lease_ms: 30_000 });
+    assert.equal(claimed?.run.run_id, run.run_id);
+    await store.finalizeRun(
+      { run_id: run.run_id, attempt: claimed.run.attempt },
+      {
+        status: 'succeeded',
+        output: { reply: 'hi' },
+        reply_text: 'hi',
+        steps: 1,
+        usage: emptyUsage(),
+        elapsed_ms: 1,
+        context_window: 20,
+      },
+    );
+    const deliveries = await waiting;
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0]?.run_id, run.run_id);
   });
 
   it('the claim statement runs on the partial indexes (EXPLAIN)', async () => {

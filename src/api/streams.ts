@@ -4,7 +4,7 @@
 // ends), so instead of the timeouts they get a per-tenant cap: one tenant cannot hold
 // every socket the server may open. A route opts in with `config.long_lived`.
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { KeelError } from '../errors.ts';
 
 declare module 'fastify' {
@@ -63,4 +63,13 @@ export function installStreamLimits(app: FastifyInstance, streams: TenantStreams
       if (!socket.destroyed) socket.setTimeout(idleTimeout);
     });
   });
+}
+
+/** Aborts when the client goes away before the response is written. */
+export function abortOnDisconnect(reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller;
 }

@@ -12,9 +12,11 @@ import {
   tenantParams,
 } from '../schemas.ts';
 import { listPager } from '../page-budget.ts';
-import type { DeliveryStore } from '../../store/store.ts';
+import { abortOnDisconnect } from '../streams.ts';
+import { claimDeliveriesWaiting } from '../../runtime/delivery-wait.ts';
+import type { DeliveryStore, StoreChanges } from '../../store/store.ts';
 
-type Deps = ApiDepsWith<DeliveryStore>;
+type Deps = ApiDepsWith<DeliveryStore & StoreChanges>;
 
 const listQuery = z.strictObject({
   status: deliveryStatusSchema.optional(),
@@ -29,6 +31,12 @@ const claimBody = z
     limit: z.int().min(1).max(100).default(10),
     destination_prefix: destinationSchema.optional(),
     lease_ms: z.int().min(1000).max(600_000).default(60_000),
+    wait_ms: z
+      .int()
+      .min(0)
+      .max(120_000)
+      .default(0)
+      .describe('long poll: when nothing is due, wait up to this long for a delivery'),
   })
   // fastify hands a request without a body over as null
   .nullish()
@@ -38,8 +46,9 @@ const ackParams = z.strictObject({ tenant: nameSchema, id: z.string().min(1).max
 const ackBody = z.strictObject({
   claim_token: z.string().min(1).max(256),
   outcome: z.enum(['delivered', 'retry', 'failed']),
-  error: z.string().max(4000).optional(),
-  retry_after_ms: z.int().min(0).max(86_400_000).optional(),
+  // null is accepted as "absent" (agentd's adapter sends `"error": null`).
+  error: z.string().max(4000).nullish(),
+  retry_after_ms: z.int().min(0).max(86_400_000).nullish(),
 });
 
 export function deliveryRoutes(app: ZodApp, deps: Deps): void {
@@ -61,15 +70,27 @@ export function deliveryRoutes(app: ZodApp, deps: Deps): void {
 
   app.post(
     '/v1/tenants/:tenant/deliveries/claim',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams, body: claimBody } },
-    async (request) => {
-      const body = request.body ?? { limit: 10, lease_ms: 60_000 };
-      const deliveries = await store.claimDeliveries(request.params.tenant, {
+    {
+      config: { auth: 'tenant', long_lived: true },
+      schema: { tags, params: tenantParams, body: claimBody },
+    },
+    async (request, reply) => {
+      const body = request.body ?? { limit: 10, lease_ms: 60_000, wait_ms: 0 };
+      const disconnect = abortOnDisconnect(reply);
+      const input = {
         limit: body.limit,
         lease_ms: body.lease_ms,
         destination_prefix: body.destination_prefix,
         max_attempts: config.delivery.max_attempts,
-      });
+      };
+      const { tenant } = request.params;
+      const deliveries = await claimDeliveriesWaiting(
+        store,
+        tenant,
+        input,
+        body.wait_ms,
+        disconnect.signal,
+      );
       return { deliveries };
     },
   );
@@ -78,8 +99,11 @@ export function deliveryRoutes(app: ZodApp, deps: Deps): void {
     '/v1/tenants/:tenant/deliveries/:id/ack',
     { config: { auth: 'tenant' }, schema: { tags, params: ackParams, body: ackBody } },
     async (request) => {
+      const { error, retry_after_ms, ...ack } = request.body;
       const delivery = await store.ackDelivery(request.params.tenant, request.params.id, {
-        ...request.body,
+        ...ack,
+        ...(error != null && { error }),
+        ...(retry_after_ms != null && { retry_after_ms }),
         max_attempts: config.delivery.max_attempts,
       });
       return { delivery };

@@ -1,7 +1,7 @@
 // Runs: list, get, long-poll wait, cancel and the raw trace. A run id of another tenant
 // is simply not found through this tenant's path (existence is not leaked).
 
-import type { FastifyReply } from 'fastify';
+import { abortOnDisconnect } from '../streams.ts';
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { waitForRun } from '../../runtime/wait.ts';
@@ -46,15 +46,6 @@ const cancelBody = z
 
 function runNotFound(id: string): KeelError {
   return new KeelError('RUN_NOT_FOUND', `run ${id} not found`);
-}
-
-/** Aborts when the client goes away before the response is written. */
-function abortOnDisconnect(reply: FastifyReply): AbortController {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller;
 }
 
 export function runRoutes(app: ZodApp, deps: Deps): void {
