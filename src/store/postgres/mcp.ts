@@ -7,6 +7,7 @@ import type { McpServerRow, SecretInfoRow } from '../rules/mcp.ts';
 import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
+import { deleteNamedRow } from './named-rows.ts';
 
 export async function putMcpServer(
   ctx: PgContext,
@@ -72,16 +73,8 @@ export async function updateMcpServerDiscovery(
   });
 }
 
-export async function deleteMcpServer(
-  ctx: PgContext,
-  tenant: string,
-  name: string,
-): Promise<boolean> {
-  return ctx.write(
-    async (tx) =>
-      (await tx.count('DELETE FROM mcp_servers WHERE tenant = $1 AND name = $2', [tenant, name])) >
-      0,
-  );
+export function deleteMcpServer(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
+  return deleteNamedRow(ctx, 'mcp_servers', tenant, name);
 }
 
 export async function putSecret(
@@ -125,12 +118,6 @@ export async function getSecretValue(
   return row?.value ?? null;
 }
 
-export async function deleteSecret(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
-  return ctx.write(
-    async (tx) =>
-      (await tx.count('DELETE FROM tenant_secrets WHERE tenant = $1 AND name = $2', [
-        tenant,
-        name,
-      ])) > 0,
-  );
+export function deleteSecret(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
+  return deleteNamedRow(ctx, 'tenant_secrets', tenant, name);
 }

@@ -4,6 +4,7 @@ import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.t
 import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
+import { deleteNamedRow } from './named-rows.ts';
 
 /** Creates with `secret`, or changes the URL of an existing webhook (its secret stays). */
 export async function putWebhook(
@@ -67,16 +68,6 @@ export async function rotateWebhookSecret(
   });
 }
 
-export async function deleteWebhook(
-  ctx: PgContext,
-  tenant: string,
-  name: string,
-): Promise<boolean> {
-  return ctx.write(
-    async (tx) =>
-      (await tx.count('DELETE FROM tenant_webhooks WHERE tenant = $1 AND name = $2', [
-        tenant,
-        name,
-      ])) > 0,
-  );
+export function deleteWebhook(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
+  return deleteNamedRow(ctx, 'tenant_webhooks', tenant, name);
 }

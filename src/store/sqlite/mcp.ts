@@ -7,6 +7,7 @@ import type { McpServerRow, SecretInfoRow } from '../rules/mcp.ts';
 import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { StoreContext } from './context.ts';
 import { requireTenant } from './guards.ts';
+import { deleteNamedRow } from './named-rows.ts';
 
 function serverRow(ctx: StoreContext, tenant: string, name: string): McpServerRow | undefined {
   return ctx.sql('SELECT * FROM mcp_servers WHERE tenant = ? AND name = ?').get(tenant, name) as
@@ -82,11 +83,7 @@ export function updateMcpServerDiscovery(
 }
 
 export function deleteMcpServer(ctx: StoreContext, tenant: string, name: string): boolean {
-  return ctx.write(
-    () =>
-      ctx.sql('DELETE FROM mcp_servers WHERE tenant = ? AND name = ?').run(tenant, name).changes >
-      0,
-  );
+  return deleteNamedRow(ctx, 'mcp_servers', tenant, name);
 }
 
 export function putSecret(
@@ -130,9 +127,5 @@ export function getSecretValue(ctx: StoreContext, tenant: string, name: string):
 }
 
 export function deleteSecret(ctx: StoreContext, tenant: string, name: string): boolean {
-  return ctx.write(
-    () =>
-      ctx.sql('DELETE FROM tenant_secrets WHERE tenant = ? AND name = ?').run(tenant, name)
-        .changes > 0,
-  );
+  return deleteNamedRow(ctx, 'tenant_secrets', tenant, name);
 }

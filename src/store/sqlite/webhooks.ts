@@ -4,6 +4,7 @@ import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.t
 import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
 import type { StoreContext } from './context.ts';
 import { requireTenant } from './guards.ts';
+import { deleteNamedRow } from './named-rows.ts';
 
 /** Creates with `secret`, or changes the URL of an existing webhook (its secret stays). */
 export function putWebhook(
@@ -73,9 +74,5 @@ export function rotateWebhookSecret(
 }
 
 export function deleteWebhook(ctx: StoreContext, tenant: string, name: string): boolean {
-  return ctx.write(
-    () =>
-      ctx.sql('DELETE FROM tenant_webhooks WHERE tenant = ? AND name = ?').run(tenant, name)
-        .changes > 0,
-  );
+  return deleteNamedRow(ctx, 'tenant_webhooks', tenant, name);
 }
