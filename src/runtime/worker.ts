@@ -223,12 +223,17 @@ export function createWorker(options: WorkerOptions): Worker {
    */
   async function releaseLease(fence: Fence): Promise<void> {
     try {
-      const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
-      await store.appendProgress(fence, { events: [released] });
+      await recordRelease(fence);
     } catch (error) {
       logger.warn({ err: error, run_id: fence.run_id }, 'recording the release failed');
     }
     await endLease(fence);
+  }
+
+  /** `run.released`: this attempt ends without crashing (fenced; throws when it cannot). */
+  async function recordRelease(fence: Fence): Promise<void> {
+    const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
+    await store.appendProgress(fence, { events: [released] });
   }
 
   /**
@@ -238,8 +243,7 @@ export function createWorker(options: WorkerOptions): Worker {
   async function releaseWhenStoreReturns(fence: Fence, deadline: number): Promise<void> {
     for (let wait = 50; now() < deadline; wait = Math.min(wait * 2, 1000)) {
       try {
-        const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
-        await store.appendProgress(fence, { events: [released] });
+        await recordRelease(fence);
         await endLease(fence);
         return;
       } catch (error) {
