@@ -5,6 +5,13 @@
 // Word frequencies: the package ships no counts, but its vocabulary is in frequency
 // order, so p(w) is estimated from the rank r (0-based) by Zipf's law:
 // p(r) ≈ 1 / ((r + 1) · H), H = ln(V) + 0.5772 (the harmonic number of V words).
+//
+// Version 2 (measured on bench/memory-quality.ts, docs/benchmarks.md): stop words are
+// left out of the sum (SIF down-weights them, but in a 4-word question "what", "do"
+// and "I" still pull every question towards every other), a = 3e-3 instead of 1e-3,
+// and `rerank` scores the semantic candidates by word alignment as well: each content
+// word of the question is matched with its most similar content word of the fact, so
+// "pet" finds "dog" even when the averaged sentence vectors are far apart.
 
 import { createRequire } from 'node:module';
 import { hashEmbed } from './hash.ts';
@@ -12,11 +19,15 @@ import type { Embedder } from './embedder.ts';
 import { l2normalize } from './embedder.ts';
 import type { GloveSource, GloveVectors } from './glove-cache.ts';
 import { buildGloveCache, cachePathFor, describeSource, loadGloveCache } from './glove-cache.ts';
-import { words } from '../text.ts';
+import { STOPWORDS, words } from '../text.ts';
 import { SIF_REFERENCE_SENTENCES } from './sif-reference.ts';
 
 /** The SIF smoothing constant a: words with p(w) ≫ a weigh little. */
-const SIF_A = 1e-3;
+const SIF_A = 3e-3;
+/** The id stored beside every vector; a new version of the pipeline means a reindex. */
+export const GLOVE_SIF_ID = 'glove-sif-2';
+/** rerank: this share of the score is the sentence cosine, the rest word alignment. */
+const ALIGNMENT_SHARE = 0.5;
 
 export interface GloveSifOptions {
   /** Where the binary cache lives (`<data_dir>/cache`). */
@@ -62,14 +73,23 @@ export class SifModel {
     );
   }
 
-  /** Σ weight(w) · vector(w) over known words; null when no word is known. */
+  /** Ranks of the known words that carry meaning (stop words left out). */
+  private contentRanks(text: string): number[] {
+    const ranks: number[] = [];
+    for (const word of words(text)) {
+      if (STOPWORDS.has(word)) continue;
+      const rank = this.vectors.lookup(word);
+      if (rank >= 0) ranks.push(rank);
+    }
+    return ranks;
+  }
+
+  /** Σ weight(w) · vector(w) over known content words; null when there is none. */
   weightedSum(text: string): Float32Array | null {
     const { dimension, codes, scales } = this.vectors;
     const sum = new Float32Array(dimension);
     let known = 0;
-    for (const word of words(text)) {
-      const rank = this.vectors.lookup(word);
-      if (rank < 0) continue;
+    for (const rank of this.contentRanks(text)) {
       known++;
       const factor = (this.weights[rank] as number) * (scales[rank] as number);
       const base = rank * dimension;
@@ -92,6 +112,45 @@ export class SifModel {
       sum[k] = (sum[k] as number) - projection * (this.component[k] as number);
     }
     return l2normalize(sum);
+  }
+
+  /** The unit vector of one word (int8 codes dequantised). */
+  private unitVector(rank: number): Float32Array {
+    const { dimension, codes } = this.vectors;
+    const vector = new Float32Array(dimension);
+    for (let k = 0; k < dimension; k++) vector[k] = codes[rank * dimension + k] as number;
+    return l2normalize(vector);
+  }
+
+  /**
+   * Word alignment of a query with a text: for each content word of the query, the
+   * cosine of its most similar content word of the text, averaged with the SIF weights
+   * (rare words count more). 0 when either side has no known content word.
+   */
+  alignment(query: string, text: string): number {
+    const queryRanks = this.contentRanks(query);
+    const textVectors = this.contentRanks(text).map((rank) => this.unitVector(rank));
+    if (queryRanks.length === 0 || textVectors.length === 0) return 0;
+    let total = 0;
+    let weights = 0;
+    for (const rank of queryRanks) {
+      const vector = this.unitVector(rank);
+      let best = -1;
+      for (const other of textVectors) {
+        let dot = 0;
+        for (let k = 0; k < vector.length; k++) dot += (vector[k] as number) * (other[k] as number);
+        if (dot > best) best = dot;
+      }
+      const weight = this.weights[rank] as number;
+      total += weight * best;
+      weights += weight;
+    }
+    return total / weights;
+  }
+
+  /** rerank's score of one candidate: sentence cosine and word alignment, mixed. */
+  rerankScore(query: string, text: string, similarity: number): number {
+    return ALIGNMENT_SHARE * similarity + (1 - ALIGNMENT_SHARE) * this.alignment(query, text);
   }
 }
 
@@ -146,10 +205,14 @@ export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
       throw error;
     }));
   return {
-    id: 'glove-sif',
+    id: GLOVE_SIF_ID,
     embed: async (texts) => {
       const loaded = await ready();
       return texts.map((text) => loaded.embed(text));
+    },
+    rerank: async (query, candidates) => {
+      const loaded = await ready();
+      return candidates.map((hit) => loaded.rerankScore(query, hit.text, hit.similarity));
     },
     warm: async () => {
       await ready();
