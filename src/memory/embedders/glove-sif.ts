@@ -57,10 +57,13 @@ export function stderrBuildProgress(): (fraction: number) => void {
 export class SifModel {
   private readonly weights: Float32Array;
   private readonly component: Float32Array;
+  /** Per word, the norm of its int8 codes (filled lazily by rerank). */
+  private readonly codeNorms: Float32Array;
 
   constructor(readonly vectors: GloveVectors) {
     const harmonic = Math.log(vectors.count) + 0.5772;
     this.weights = new Float32Array(vectors.count);
+    this.codeNorms = new Float32Array(vectors.count);
     for (let rank = 0; rank < vectors.count; rank++) {
       const p = 1 / ((rank + 1) * harmonic);
       this.weights[rank] = SIF_A / (SIF_A + p);
@@ -114,43 +117,68 @@ export class SifModel {
     return l2normalize(sum);
   }
 
-  /** The unit vector of one word (int8 codes dequantised). */
-  private unitVector(rank: number): Float32Array {
-    const { dimension, codes } = this.vectors;
-    const vector = new Float32Array(dimension);
-    for (let k = 0; k < dimension; k++) vector[k] = codes[rank * dimension + k] as number;
-    return l2normalize(vector);
+  /** The norm of a word's int8 code vector, computed on first use (0 = not yet). */
+  private codeNorm(rank: number): number {
+    let norm = this.codeNorms[rank] as number;
+    if (norm === 0) {
+      const { dimension, codes } = this.vectors;
+      let sum = 0;
+      for (let k = rank * dimension, end = k + dimension; k < end; k++) {
+        sum += (codes[k] as number) * (codes[k] as number);
+      }
+      norm = Math.sqrt(sum) || 1;
+      this.codeNorms[rank] = norm;
+    }
+    return norm;
   }
 
   /**
-   * Word alignment of a query with a text: for each content word of the query, the
-   * cosine of its most similar content word of the text, averaged with the SIF weights
-   * (rare words count more). 0 when either side has no known content word.
+   * Scores candidates for one query: ALIGNMENT_SHARE × their sentence cosine plus the
+   * rest × their word alignment — for each content word of the query, the cosine of its
+   * most similar content word of the candidate, averaged with the SIF weights (rare
+   * words count more); 0 when either side has no known content word. The query's words
+   * are read once; a candidate's words are compared through their int8 codes.
    */
-  alignment(query: string, text: string): number {
+  rerankScores(
+    query: string,
+    candidates: readonly { text: string; similarity: number }[],
+  ): number[] {
+    const { dimension, codes } = this.vectors;
     const queryRanks = this.contentRanks(query);
-    const textVectors = this.contentRanks(text).map((rank) => this.unitVector(rank));
-    if (queryRanks.length === 0 || textVectors.length === 0) return 0;
-    let total = 0;
-    let weights = 0;
-    for (const rank of queryRanks) {
-      const vector = this.unitVector(rank);
-      let best = -1;
-      for (const other of textVectors) {
-        let dot = 0;
-        for (let k = 0; k < vector.length; k++) dot += (vector[k] as number) * (other[k] as number);
-        if (dot > best) best = dot;
+    const queryVectors = queryRanks.map((rank) => {
+      const vector = new Float32Array(dimension);
+      const norm = this.codeNorm(rank);
+      for (let k = 0; k < dimension; k++) {
+        vector[k] = (codes[rank * dimension + k] as number) / norm;
       }
-      const weight = this.weights[rank] as number;
-      total += weight * best;
-      weights += weight;
-    }
-    return total / weights;
-  }
-
-  /** rerank's score of one candidate: sentence cosine and word alignment, mixed. */
-  rerankScore(query: string, text: string, similarity: number): number {
-    return ALIGNMENT_SHARE * similarity + (1 - ALIGNMENT_SHARE) * this.alignment(query, text);
+      return vector;
+    });
+    const queryWeights = queryRanks.map((rank) => this.weights[rank] as number);
+    const totalWeight = queryWeights.reduce((sum, weight) => sum + weight, 0);
+    const best = new Float64Array(queryRanks.length);
+    return candidates.map(({ text, similarity }) => {
+      const textRanks = this.contentRanks(text);
+      let alignment = 0;
+      if (queryRanks.length > 0 && textRanks.length > 0) {
+        best.fill(-1);
+        for (const rank of textRanks) {
+          const base = rank * dimension;
+          const norm = this.codeNorm(rank);
+          queryVectors.forEach((vector, index) => {
+            let dot = 0;
+            for (let k = 0; k < dimension; k++)
+              dot += (vector[k] as number) * (codes[base + k] as number);
+            dot /= norm;
+            if (dot > (best[index] as number)) best[index] = dot;
+          });
+        }
+        for (let index = 0; index < queryRanks.length; index++) {
+          alignment += (queryWeights[index] as number) * (best[index] as number);
+        }
+        alignment /= totalWeight;
+      }
+      return ALIGNMENT_SHARE * similarity + (1 - ALIGNMENT_SHARE) * alignment;
+    });
   }
 }
 
@@ -212,7 +240,7 @@ export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
     },
     rerank: async (query, candidates) => {
       const loaded = await ready();
-      return candidates.map((hit) => loaded.rerankScore(query, hit.text, hit.similarity));
+      return loaded.rerankScores(query, candidates);
     },
     warm: async () => {
       await ready();
