@@ -89,6 +89,12 @@ describe('memory: query-adaptive fusion', () => {
       semantic: 1,
     });
     assert.deepEqual(fusionWeights(terms, []), { lexical: 0, semantic: 1 });
+    // The semantic side by the margin of its best candidate over its 5th (full at 0.1).
+    const sims = (values: number[]) => values.map((similarity) => ({ similarity }));
+    const clear = fusionWeights(terms, [], sims([0.7, 0.6, 0.55, 0.5, 0.45]));
+    assert.equal(clear.semantic, 1);
+    const flat = fusionWeights(terms, [], sims([0.31, 0.3, 0.3, 0.29, 0.29]));
+    assert.ok(Math.abs(flat.semantic - 0.2) < 1e-9, String(flat.semantic));
     // Unspaced scripts: a question's trigrams, found as substrings of the fact.
     const cjk = lexicalTerms('年会在哪里');
     assert.deepEqual(cjk.phrases, ['年会在', '会在哪', '在哪里']);
@@ -226,11 +232,10 @@ describe('memory: storage and search', () => {
     const hits = await memory.search('t1', 'default', 'apple', 2);
     assert.equal(hits.length, 2);
     for (const hit of hits) {
-      // Every fact holds "apple": coverage 1, lexical weight 2, semantic weight 1.
-      const expected =
-        (hit.lexical_rank ? 2 / (1 + hit.lexical_rank) : 0) +
-        (hit.semantic_rank ? 1 / (1 + hit.semantic_rank) : 0);
-      assert.equal(hit.score, expected);
+      // Every fact holds "apple": coverage 1, lexical weight 2; semantic weight 0–1.
+      const lexicalPart = hit.lexical_rank ? 2 / (1 + hit.lexical_rank) : 0;
+      const semanticPart = hit.semantic_rank ? 1 / (1 + hit.semantic_rank) : 0;
+      assert.ok(hit.score >= lexicalPart && hit.score <= lexicalPart + semanticPart + 1e-12);
       assert.ok((hit.lexical_rank ?? 0) <= 8 && (hit.semantic_rank ?? 0) <= 8);
     }
     await assert.rejects(memory.search('t1', 'default', '   ', 5), { code: 'VALIDATION_FAILED' });

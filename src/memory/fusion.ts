@@ -5,12 +5,15 @@
 // by how much its evidence says for this query:
 //
 //   coverage c  = share of the query's lexical terms found in the best lexical hit
-//   w_lexical   = LEXICAL_GAIN · c²      w_semantic = 1
+//   margin m    = similarity of the best semantic candidate − that of the 5th
+//   w_lexical   = LEXICAL_GAIN · c²      w_semantic = min(1, m / SEMANTIC_MARGIN)
 //   score(fact) = w_lexical / (K + lexical_rank) + w_semantic / (K + semantic_rank)
 //
 // A keyword query whose every term is in the top lexical hit (c = 1) lets the lexical
 // order lead; a paraphrase whose best lexical hit shares one common word of three
-// (c = 1/3) leaves the lead to the semantic side. K = 1 keeps the top ranks apart (with
+// (c = 1/3) leaves the lead to the semantic side. A semantic list whose best candidate
+// hardly stands out (m ≈ 0.03: the embedder knew no word of "猫のエサはどこ" and fell back
+// to spelling) counts for little. K = 1 keeps the top ranks apart (with
 // K = 60 rank 1 and rank 3 differ by 3 %). Ranks are from 1; a side that does not list
 // a fact adds nothing; ties are broken by id. Every result keeps both ranks (null when
 // absent) so a ranking can always be explained.
@@ -22,6 +25,9 @@ import { words } from './text.ts';
 export const POOL_FACTOR = 4;
 export const FUSION_K = 1;
 export const LEXICAL_GAIN = 2;
+/** The semantic side has full weight when its best candidate leads the 5th by this much. */
+export const SEMANTIC_MARGIN = 0.1;
+const MARGIN_RANK = 5;
 
 export interface RankedHit {
   id: string;
@@ -51,14 +57,28 @@ export function termCoverage(terms: MemoryLexicalTerms, text: string): number {
   return found / total;
 }
 
-/** The weights of one fused query, from the lexical side's best hit. */
+/**
+ * The weights of one fused query: the lexical side's from the coverage of its best hit,
+ * the semantic side's from the margin of its best candidate (cosine similarity before
+ * any rerank) over its 5th.
+ */
 export function fusionWeights(
   terms: MemoryLexicalTerms,
   lexical: readonly { text: string }[],
+  semantic: readonly { similarity?: number }[] = [],
 ): FusionWeights {
   const best = lexical[0];
   const coverage = best ? termCoverage(terms, best.text) : 0;
-  return { lexical: LEXICAL_GAIN * coverage * coverage, semantic: 1 };
+  const similarities = semantic.map((hit) => hit.similarity ?? 0).sort((a, b) => b - a);
+  // Fewer than MARGIN_RANK candidates: nothing to compare with, full weight.
+  const margin =
+    similarities.length >= MARGIN_RANK
+      ? (similarities[0] as number) - (similarities[MARGIN_RANK - 1] as number)
+      : SEMANTIC_MARGIN;
+  return {
+    lexical: LEXICAL_GAIN * coverage * coverage,
+    semantic: Math.min(1, margin / SEMANTIC_MARGIN),
+  };
 }
 
 export function fuseRanks(

@@ -184,7 +184,7 @@ export function createMemoryService(deps: {
       for (const hit of [...lexical, ...semantic]) texts.set(hit.id, hit.text);
       // One side alone keeps its own order (weight 1); fused weights adapt to the query.
       const weights =
-        mode === 'fused' ? fusionWeights(terms, lexical) : { lexical: 1, semantic: 1 };
+        mode === 'fused' ? fusionWeights(terms, lexical, candidates) : { lexical: 1, semantic: 1 };
       return fuseRanks(lexical, semantic, limit, weights).map((hit) => ({
         id: hit.id,
         text: texts.get(hit.id) ?? '',
