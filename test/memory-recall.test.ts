@@ -3,11 +3,15 @@
 // fact stored by a tool call in one turn is in the model's input of a later turn in
 // another scope (so not through the thread's context), the trace's `memory.recall`
 // event names exactly the facts that were added, and the note entry sits before the
-// user entry. Bad `recall` settings are 400s naming the field.
+// user entry. Bad `recall` settings are 400s naming the field. Then the hook alone: what
+// it does when the search fails, and how it cuts a long message.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { KeelError } from '../src/errors.ts';
 import type { FixtureServer } from '../src/providers/fixture-server.ts';
+import { recallForTurn } from '../src/runtime/recall.ts';
+import type { MemoryPort } from '../src/tools/builtin/memory-port.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
@@ -164,5 +168,57 @@ describe('agent recall', () => {
     }
     const agent = await api('GET', `${T}/agents/a`);
     assert.deepEqual(agent.body.agent.recall, { namespace: 'home', k: 2 });
+  });
+});
+
+describe('recallForTurn (the hook alone)', () => {
+  const recall = { namespace: 'home', k: 3 };
+  const port = (search: MemoryPort['search']): MemoryPort => ({ search }) as unknown as MemoryPort;
+
+  it('a keel error is recorded in the event and the turn goes on without a note', async () => {
+    const stale = await recallForTurn(
+      recall,
+      'hello',
+      port(async () => {
+        throw new KeelError(
+          'EMBEDDER_MISMATCH',
+          'namespace "home" is indexed for another embedder',
+        );
+      }),
+    );
+    assert.deepEqual(stale.entries, []);
+    assert.equal(stale.event.data.error?.code, 'EMBEDDER_MISMATCH');
+    const none = await recallForTurn(recall, 'hello', undefined);
+    assert.deepEqual(none.entries, []);
+    assert.equal(none.event.data.error?.code, 'MEMORY_UNAVAILABLE');
+  });
+
+  it('any other error propagates (the attempt ends like on every store error)', async () => {
+    await assert.rejects(
+      recallForTurn(
+        recall,
+        'hello',
+        port(async () => {
+          throw new Error('connection reset');
+        }),
+      ),
+      /connection reset/,
+    );
+  });
+
+  it('searches with at most 4096 bytes of the message, whole characters only', async () => {
+    let asked = '';
+    const result = await recallForTurn(
+      recall,
+      'é'.repeat(3000),
+      port(async (_namespace, query) => {
+        asked = query;
+        return [];
+      }),
+    );
+    assert.equal(Buffer.byteLength(asked), 4096);
+    assert.equal(asked, 'é'.repeat(2048));
+    assert.deepEqual(result.entries, []);
+    assert.deepEqual(result.event.data.facts, []);
   });
 });
