@@ -6,7 +6,9 @@
 // then the retrieval-quality set (memory-quality.ts). Baseline in the same run: the
 // same 100k searches on a second connection without the read pool (the vector scan on
 // the main thread, as before the pool existed). Targets (issue 6): fused p50
-// ≤ 10 ms at 100k, embedding ≤ 0.2 ms per fact, cached cold start ≤ 500 ms.
+// ≤ 10 ms at 100k, embedding ≤ 0.2 ms per fact, cached cold start ≤ 500 ms. Issue 22:
+// the cost of glove-sif-2's word-alignment rerank (per search of a 40-candidate pool,
+// and as fused p50 at 100k with the rerank switched off, in the same run).
 
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -82,6 +84,13 @@ export async function runMemoryBench(): Promise<void> {
     started = nowMs();
     for (const fact of sample) model.embed(fact);
     const embedMs = (nowMs() - started) / sample.length;
+    const pool = sample.slice(0, 40).map((text) => ({ text, similarity: 0.5 }));
+    const rerankQueries = sample
+      .slice(100, 600)
+      .map((fact) => fact.split(' ').slice(0, 5).join(' '));
+    started = nowMs();
+    for (const query of rerankQueries) model.rerankScores(query, pool);
+    const rerankMs = (nowMs() - started) / rerankQueries.length;
 
     const dbPath = join(work, 'keel.db');
     const store = await openSqliteStore({ path: dbPath, durability: 'process' });
@@ -137,6 +146,21 @@ export async function runMemoryBench(): Promise<void> {
           `${(timings[mode]?.p50 ?? 0).toFixed(2)} / ${(timings[mode]?.p99 ?? 0).toFixed(2)}`;
         rows.push([`${inserted} (no read pool)`, '—', '—', cell('semantic'), cell('fused')]);
         results.push({ facts: inserted, read_pool: false, search_ms: timings });
+        // The same vectors (same embedder id) searched without the rerank.
+        const sif = createGloveSifEmbedder({ cacheDir: firstCache });
+        const plain = createMemoryService({
+          store,
+          embedder: { id: sif.id, embed: (texts, kind) => sif.embed(texts, kind) },
+        });
+        const noRerank: Record<string, { p50: number; p99: number }> = {};
+        for (const mode of ['semantic', 'fused'] as const) {
+          await timeSearches(plain, queries.slice(0, 20), mode);
+          noRerank[mode] = await timeSearches(plain, queries, mode);
+        }
+        const plainCell = (mode: string) =>
+          `${(noRerank[mode]?.p50 ?? 0).toFixed(2)} / ${(noRerank[mode]?.p99 ?? 0).toFixed(2)}`;
+        rows.push([`${inserted} (no rerank)`, '—', '—', plainCell('semantic'), plainCell('fused')]);
+        results.push({ facts: inserted, rerank: false, search_ms: noRerank });
       } finally {
         await baseline.close();
       }
@@ -152,6 +176,7 @@ export async function runMemoryBench(): Promise<void> {
           ['cold start, first run (builds the cache)', `${Math.round(firstRunMs)} ms`],
           ['cold start, cached (median of 5)', `${cachedMs.toFixed(1)} ms`],
           ['embedding one fact (12 words)', `${(embedMs * 1000).toFixed(1)} µs`],
+          ['rerank of a 40-candidate pool', `${(rerankMs * 1000).toFixed(1)} µs`],
         ],
       ),
     );
@@ -164,6 +189,7 @@ export async function runMemoryBench(): Promise<void> {
       cold_start_first_ms: firstRunMs,
       cold_start_cached_ms: cachedMs,
       embed_ms_per_fact: embedMs,
+      rerank_ms_per_search: rerankMs,
       sizes: results,
       quality,
     });

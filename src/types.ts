@@ -48,7 +48,11 @@ export interface AgentSpec {
   context_window: number;
   output_schema?: JsonObject;
   on_uncertain_effect: UncertainEffectPolicy;
+  /** Top k facts of a memory namespace put into the model's context each turn. */
+  recall?: AgentRecall;
 }
+
+export type AgentRecall = { namespace: string; k: number };
 
 export interface Agent extends AgentSpec {
   tenant: string;

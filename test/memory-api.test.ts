@@ -113,6 +113,34 @@ describe('memory REST', () => {
     assert.match(badLimit.body.error.message, /limit/);
   });
 
+  it('mode asks one side alone; an unknown mode is a 400 naming mode', async () => {
+    await call('PUT', `${T}/modes/a`, { text: 'invoice 4471 from the roofer is due' });
+    await call('PUT', `${T}/modes/b`, { text: 'invoice 4417 from the electrician is paid' });
+    await call('PUT', `${T}/modes/c`, { text: 'the cat sleeps on the sofa' });
+    const q = encodeURIComponent('invoice 4471');
+    const lexical = await call('GET', `${T}/modes/search?q=${q}&mode=lexical`);
+    assert.equal(lexical.status, 200);
+    assert.deepEqual(
+      lexical.body.results.map((hit: { id: string }) => hit.id),
+      ['a', 'b'],
+    );
+    for (const hit of lexical.body.results) assert.equal(hit.semantic_rank, null);
+    const semantic = await call('GET', `${T}/modes/search?q=${q}&mode=semantic`);
+    assert.equal(semantic.status, 200);
+    assert.equal(semantic.body.results.length, 3);
+    for (const hit of semantic.body.results) assert.equal(hit.lexical_rank, null);
+    const fused = await call('GET', `${T}/modes/search?q=${q}`);
+    assert.equal(fused.body.results[0].id, 'a');
+    assert.equal(fused.body.results[0].lexical_rank, 1);
+    assert.notEqual(fused.body.results[0].semantic_rank, null);
+    const bad = await call('GET', `${T}/modes/search?q=${q}&mode=fuzzy`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'VALIDATION_FAILED');
+    assert.match(bad.body.error.message, /mode/);
+    // Nothing written, server up.
+    assert.equal((await call('GET', `${T}/modes`)).body.items.length, 3);
+  });
+
   it('validation errors name the field and write nothing', async () => {
     const cases: [string, unknown, RegExp][] = [
       ['big', { text: 'a'.repeat(4097) }, /text/],

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { createHashEmbedder } from '../src/memory/embedders/hash.ts';
-import { rrfFuse } from '../src/memory/fusion.ts';
+import { fuseRanks, fusionWeights, termCoverage } from '../src/memory/fusion.ts';
 import type { MemoryService } from '../src/memory/service.ts';
 import { createMemoryService, factIdForText } from '../src/memory/service.ts';
 import { lexicalTerms } from '../src/memory/text.ts';
@@ -34,15 +34,15 @@ async function fresh(): Promise<{ store: Store; memory: MemoryService; path: str
   return { store, memory: createMemoryService({ store, embedder: createHashEmbedder() }), path };
 }
 
-describe('memory: RRF fusion', () => {
-  it('matches a hand-computed example (k = 60, ranks from 1, ties by id)', () => {
-    // lexical: a, b, c   semantic: c, a, d
-    // a: 1/61 + 1/62 = 0.0325225…   c: 1/63 + 1/61 = 0.0322664…
-    // b: 1/62 = 0.0161290…           d: 1/63 = 0.0158730…
-    const fused = rrfFuse(
+describe('memory: query-adaptive fusion', () => {
+  it('matches a hand-computed example (K = 1, ranks from 1, ties by id)', () => {
+    // lexical: a, b, c (weight 2)   semantic: c, a, d (weight 1)
+    // a: 2/2 + 1/3 = 1.3333…   b: 2/3 = 0.6666…   c: 2/4 + 1/2 = 1   d: 1/4
+    const fused = fuseRanks(
       [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
       [{ id: 'c' }, { id: 'a' }, { id: 'd' }],
       10,
+      { lexical: 2, semantic: 1 },
     );
     assert.deepEqual(
       fused.map((hit) => [hit.id, hit.lexical_rank, hit.semantic_rank]),
@@ -53,15 +53,52 @@ describe('memory: RRF fusion', () => {
         ['d', null, 3],
       ],
     );
-    assert.equal(fused[0]?.score, 1 / 61 + 1 / 62);
-    assert.equal(fused[1]?.score, 1 / 63 + 1 / 61);
-    assert.equal(fused[3]?.score, 1 / 63);
+    assert.equal(fused[0]?.score, 2 / 2 + 1 / 3);
+    assert.equal(fused[1]?.score, 2 / 4 + 1 / 2);
+    assert.equal(fused[3]?.score, 1 / 4);
+    // A weak lexical side (weight 2 · (1/3)² = 0.22) leaves the lead to the semantic one.
+    const weak = fuseRanks([{ id: 'a' }, { id: 'b' }], [{ id: 'b' }, { id: 'a' }], 2, {
+      lexical: 2 / 9,
+      semantic: 1,
+    });
+    assert.deepEqual(
+      weak.map((hit) => hit.id),
+      ['b', 'a'],
+    );
     // Equal scores: the smaller id first; the limit cuts after sorting.
-    const tied = rrfFuse([{ id: 'y' }, { id: 'x' }], [{ id: 'x' }, { id: 'y' }], 1);
+    const tied = fuseRanks([{ id: 'y' }, { id: 'x' }], [{ id: 'x' }, { id: 'y' }], 1, {
+      lexical: 1,
+      semantic: 1,
+    });
     assert.deepEqual(
       tied.map((hit) => hit.id),
       ['x'],
     );
+  });
+
+  it('weights the lexical side by the coverage of its best hit', () => {
+    const terms = lexicalTerms('invoice 4471');
+    assert.equal(termCoverage(terms, 'Invoice 4471 is due'), 1);
+    assert.equal(termCoverage(terms, 'Invoice 4417 is paid'), 0.5);
+    assert.deepEqual(fusionWeights(terms, [{ text: 'Invoice 4471 is due' }]), {
+      lexical: 2,
+      semantic: 1,
+    });
+    assert.deepEqual(fusionWeights(terms, [{ text: 'invoice 4417' }]), {
+      lexical: 0.5,
+      semantic: 1,
+    });
+    assert.deepEqual(fusionWeights(terms, []), { lexical: 0, semantic: 1 });
+    // The semantic side by the margin of its best candidate over its 5th (full at 0.1).
+    const sims = (values: number[]) => values.map((similarity) => ({ similarity }));
+    const clear = fusionWeights(terms, [], sims([0.7, 0.6, 0.55, 0.5, 0.45]));
+    assert.equal(clear.semantic, 1);
+    const flat = fusionWeights(terms, [], sims([0.31, 0.3, 0.3, 0.29, 0.29]));
+    assert.ok(Math.abs(flat.semantic - 0.2) < 1e-9, String(flat.semantic));
+    // Unspaced scripts: a question's trigrams, found as substrings of the fact.
+    const cjk = lexicalTerms('年会在哪里');
+    assert.deepEqual(cjk.phrases, ['年会在', '会在哪', '在哪里']);
+    assert.equal(termCoverage(cjk, '公司的年会在上海举行。'), 1 / 3);
   });
 });
 
@@ -195,10 +232,10 @@ describe('memory: storage and search', () => {
     const hits = await memory.search('t1', 'default', 'apple', 2);
     assert.equal(hits.length, 2);
     for (const hit of hits) {
-      const expected =
-        (hit.lexical_rank ? 1 / (60 + hit.lexical_rank) : 0) +
-        (hit.semantic_rank ? 1 / (60 + hit.semantic_rank) : 0);
-      assert.equal(hit.score, expected);
+      // Every fact holds "apple": coverage 1, lexical weight 2; semantic weight 0–1.
+      const lexicalPart = hit.lexical_rank ? 2 / (1 + hit.lexical_rank) : 0;
+      const semanticPart = hit.semantic_rank ? 1 / (1 + hit.semantic_rank) : 0;
+      assert.ok(hit.score >= lexicalPart && hit.score <= lexicalPart + semanticPart + 1e-12);
       assert.ok((hit.lexical_rank ?? 0) <= 8 && (hit.semantic_rank ?? 0) <= 8);
     }
     await assert.rejects(memory.search('t1', 'default', '   ', 5), { code: 'VALIDATION_FAILED' });

@@ -126,6 +126,48 @@ describe('memory tools', () => {
     assert.ok(await run('memory_search', { query: 'x', limit: 20 }, context));
   });
 
+  it('memory_search takes mode: lexical and semantic each alone, anything else refused', async () => {
+    const context = contextFor('t1');
+    await run(
+      'memory_put',
+      { namespace: 'modes', id: 'a', text: 'flight LH1234 boards at B22' },
+      context,
+    );
+    await run(
+      'memory_put',
+      { namespace: 'modes', id: 'b', text: 'flight BA0117 boards at A7' },
+      context,
+    );
+    const lexical = await run(
+      'memory_search',
+      { namespace: 'modes', query: 'LH1234', mode: 'lexical' },
+      context,
+    );
+    assert.deepEqual(
+      lexical.results.map((hit: { id: string; semantic_rank: null }) => [
+        hit.id,
+        hit.semantic_rank,
+      ]),
+      [['a', null]],
+    );
+    const semantic = await run(
+      'memory_search',
+      { namespace: 'modes', query: 'LH1234', mode: 'semantic' },
+      context,
+    );
+    assert.equal(semantic.results.length, 2);
+    for (const hit of semantic.results) assert.equal(hit.lexical_rank, null);
+    const search = tools.get('memory_search');
+    assert.ok(search);
+    const parsed = (
+      search.input as unknown as {
+        safeParse(v: unknown): { success: boolean; error?: { issues: { path: string[] }[] } };
+      }
+    ).safeParse({ query: 'x', mode: 'fuzzy' });
+    assert.equal(parsed.success, false);
+    assert.deepEqual(parsed.error?.issues[0]?.path, ['mode']);
+  });
+
   it('a list cursor from another namespace or tenant is rejected', async () => {
     const context = contextFor('t1');
     for (const id of ['a', 'b']) {

@@ -14,6 +14,9 @@ const MODEL_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}\/[^\s\u0000-\u001f\u007f]{1,20
 // schema is a few levels deep.
 const MAX_OUTPUT_SCHEMA_DEPTH = 32;
 
+// Recalled facts cost context on every turn; 20 is also memory_search's limit.
+const MAX_RECALL_K = 20;
+
 const toolNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, { message: 'must be a tool name' });
@@ -59,6 +62,13 @@ export const agentSpecSchema = z
       .optional()
       .describe('JSON Schema object the final output must validate against'),
     on_uncertain_effect: z.enum(['tell_model', 'fail']).default('tell_model'),
+    recall: z
+      .strictObject({
+        namespace: nameSchema.default('default').describe('memory namespace to recall from'),
+        k: z.int().min(1).max(MAX_RECALL_K).default(5).describe('facts per turn'),
+      })
+      .optional()
+      .describe('put the top k facts for the user message into the model context each turn'),
   })
   .describe('agent definition (application/json or application/toml)');
 

@@ -13,11 +13,12 @@ import type {
   Page,
 } from '../store/store.ts';
 import type { EmbedKind, Embedder } from './embedders/embedder.ts';
-import { POOL_FACTOR, rrfFuse } from './fusion.ts';
+import { POOL_FACTOR, fuseRanks, fusionWeights } from './fusion.ts';
 import { factTextProblem, lexicalTerms, utf8Length } from './text.ts';
 
 export const MAX_QUERY_BYTES = 4096;
-export type SearchMode = 'fused' | 'lexical' | 'semantic';
+export const SEARCH_MODES = ['fused', 'lexical', 'semantic'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
 
 export interface MemoryService {
   readonly embedderId: string;
@@ -106,6 +107,19 @@ export function createMemoryService(deps: {
     return { embedder: embedder.id, values };
   }
 
+  /** The embedder's second look at the semantic candidates, when it has one. */
+  async function reranked(query: string, hits: MemoryHit[]): Promise<MemoryHit[]> {
+    if (!embedder.rerank || hits.length < 2) return hits;
+    const scores = await embedder.rerank(
+      query,
+      hits.map((hit) => ({ text: hit.text, similarity: hit.similarity ?? 0 })),
+    );
+    return hits
+      .map((hit, index) => ({ hit, index, score: scores[index] ?? 0 }))
+      .sort((a, b) => b.score - a.score || a.index - b.index)
+      .map((entry) => entry.hit);
+  }
+
   async function assertIndexCurrent(tenant: string, namespace: string): Promise<void> {
     const stale = await store.staleMemoryCounts(tenant, namespace, embedder.id);
     if (stale.length === 0) return;
@@ -159,14 +173,19 @@ export function createMemoryService(deps: {
           pool,
         );
       }
+      const terms = lexicalTerms(query);
       const lexicalSearch =
         mode === 'semantic'
           ? Promise.resolve([])
-          : store.searchMemoryLexical(tenant, namespace, lexicalTerms(query), pool);
-      const [lexical, semantic] = await Promise.all([lexicalSearch, semanticSearch]);
+          : store.searchMemoryLexical(tenant, namespace, terms, pool);
+      const [lexical, candidates] = await Promise.all([lexicalSearch, semanticSearch]);
+      const semantic = await reranked(query, candidates);
       const texts = new Map<string, string>();
       for (const hit of [...lexical, ...semantic]) texts.set(hit.id, hit.text);
-      return rrfFuse(lexical, semantic, limit).map((hit) => ({
+      // One side alone keeps its own order (weight 1); fused weights adapt to the query.
+      const weights =
+        mode === 'fused' ? fusionWeights(terms, lexical, candidates) : { lexical: 1, semantic: 1 };
+      return fuseRanks(lexical, semantic, limit, weights).map((hit) => ({
         id: hit.id,
         text: texts.get(hit.id) ?? '',
         score: hit.score,

@@ -44,8 +44,19 @@ export function words(text: string): string[] {
 
 // Scripts written without spaces: a "word" of these is a whole phrase, so it is
 // searched as a substring through the trigram index instead of the word index.
+// Korean is written with spaces, but particles attach to the word ("김민수는" is
+// "김민수" + "는"), so its words are searched as substrings too.
 const UNSPACED =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+
+/** A run longer than 3 characters becomes its overlapping trigrams; shorter runs stay whole. */
+function trigramsOf(run: string): string[] {
+  const chars = [...run];
+  if (chars.length <= 3) return [run];
+  const grams: string[] = [];
+  for (let i = 0; i + 3 <= chars.length; i++) grams.push(chars.slice(i, i + 3).join(''));
+  return grams;
+}
 
 function isUnspacedScript(word: string): boolean {
   return UNSPACED.test(word);
@@ -53,7 +64,7 @@ function isUnspacedScript(word: string): boolean {
 
 // Words so common that OR-ing them would match most facts: they only cost time and
 // add noise to bm25. Dropped from the lexical query unless nothing else is left.
-const STOPWORDS = new Set(
+export const STOPWORDS: ReadonlySet<string> = new Set(
   (
     'a an the and or but if of to in on at by for with from as is are was were be been being ' +
     'am do does did doing have has had having i me my mine we us our you your he him his she ' +
@@ -65,7 +76,9 @@ const STOPWORDS = new Set(
 
 /**
  * The query's search terms: distinct words of spaced scripts (common words dropped
- * unless nothing else is left) and runs of unspaced scripts. The backend quotes each
+ * unless nothing else is left) and, for unspaced scripts, the run's trigrams (a
+ * question "年会在哪里" is not a substring of the fact "公司的年会在上海举行", but shares
+ * "年会在" with it; facts sharing more trigrams rank higher). The backend quotes each
  * term and OR-joins them, so operators in a query are plain words.
  */
 export function lexicalTerms(query: string): { words: string[]; phrases: string[] } {
@@ -74,6 +87,6 @@ export function lexicalTerms(query: string): { words: string[]; phrases: string[
   const content = spaced.filter((word) => !STOPWORDS.has(word));
   return {
     words: content.length > 0 ? content : spaced,
-    phrases: all.filter(isUnspacedScript),
+    phrases: [...new Set(all.filter(isUnspacedScript).flatMap(trigramsOf))],
   };
 }

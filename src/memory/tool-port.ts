@@ -15,7 +15,8 @@ export function createMemoryPort(deps: MemoryPortDeps, tenant: string): MemoryPo
   return {
     put: (namespace, id, text) => service.put(tenant, namespace, id, text),
     get: (namespace, id) => service.get(tenant, namespace, id),
-    search: (namespace, query, limit) => service.search(tenant, namespace, query, limit),
+    search: (namespace, query, limit, mode) =>
+      service.search(tenant, namespace, query, limit, mode),
     list: (namespace, limit, cursor) => service.list(tenant, namespace, limit, cursor),
     delete: (namespace, id) => service.delete(tenant, namespace, id),
     scans: {

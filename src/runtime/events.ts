@@ -52,6 +52,22 @@ export type RunEvent =
     }
   | { type: 'tool.result'; data: ToolResultBody }
   | { type: 'run.note'; data: { text: string } }
+  /** Facts put into the model's context for this turn (agent `recall`, recall.ts). */
+  | {
+      type: 'memory.recall';
+      data: {
+        namespace: string;
+        k: number;
+        facts: {
+          id: string;
+          text: string;
+          score: number;
+          lexical_rank: number | null;
+          semantic_rank: number | null;
+        }[];
+        error?: { code: string; message: string };
+      };
+    }
   | { type: 'run.succeeded'; data: { output: JsonObject; usage: Usage; steps: number } }
   | { type: 'run.failed'; data: { error: RunError } }
   | { type: 'run.cancelled'; data: { reason: string | null } };

@@ -15,6 +15,7 @@ import { createToolRegistry } from '../tools/registry.ts';
 import type { Agent, EntryBody, RunFigures, RunOutcome, ThreadMessage } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import { contextTurns, userText } from './model-input.ts';
+import { recallForTurn } from './recall.ts';
 import type { ModelStepDeps } from './model-step.ts';
 import { modelStep } from './model-step.ts';
 import { judgeFinalAnswer } from './final-answer.ts';
@@ -116,7 +117,15 @@ class RunAttempt {
     const entries: EntryBody[] = [];
     const events: RunEvent[] = [];
     if (!loaded.some((entry) => entry.kind === 'user')) {
-      entries.push({ kind: 'user', body: { text: userText(run.input), payload: run.input } });
+      const text = userText(run.input);
+      if (this.agent.recall) {
+        const scope = { tenant: run.tenant, agent: run.agent, scope: run.scope };
+        const memory = this.deps.toolPorts?.(scope).memory;
+        const recalled = await recallForTurn(this.agent.recall, text, memory);
+        entries.push(...recalled.entries);
+        events.push(recalled.event);
+      }
+      entries.push({ kind: 'user', body: { text, payload: run.input } });
     }
     if (run.attempt > 1) {
       const plan = await planForResume(this.deps.store, run, loaded, this.tools);

@@ -247,6 +247,8 @@ export interface MemoryLexicalTerms {
 export interface MemoryHit {
   id: string;
   text: string;
+  /** Semantic hits only: cosine similarity of the fact's vector to the query's (−1…1). */
+  similarity?: number;
 }
 
 /** How many facts carry vectors of one embedder (embedder null: no vector yet). */

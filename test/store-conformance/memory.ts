@@ -156,6 +156,11 @@ export function memorySuite(factory: StoreFactory): void {
         hits.map((hit) => hit.id),
         ['near', 'mid', 'far'],
       );
+      // Each hit carries its cosine similarity (fusion and rerank use it).
+      const cosines = [1 / Math.hypot(1, 0.1), 1 / Math.SQRT2, 0];
+      hits.forEach((hit, index) => {
+        assert.ok(Math.abs((hit.similarity ?? NaN) - (cosines[index] as number)) < 1e-4, hit.id);
+      });
       const two = await store.searchMemorySemantic(TENANT, 'ns', unit([1, 0, 0]), 2);
       assert.deepEqual(
         two.map((hit) => hit.id),

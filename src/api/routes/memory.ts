@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import type { MemoryService } from '../../memory/service.ts';
-import { MAX_QUERY_BYTES } from '../../memory/service.ts';
+import { MAX_QUERY_BYTES, SEARCH_MODES } from '../../memory/service.ts';
 import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, jsonObjectSchema, nameSchema, queryInt } from '../schemas.ts';
@@ -42,6 +42,10 @@ const searchQuery = z.strictObject({
       message: `must be at most ${MAX_QUERY_BYTES} bytes`,
     }),
   limit: queryInt(1, 100, 10),
+  mode: z
+    .enum(SEARCH_MODES)
+    .default('fused')
+    .describe('fused (default), lexical (words only) or semantic (meaning only)'),
 });
 const putBody = z.strictObject({ text: factTextSchema, metadata: jsonObjectSchema.optional() });
 
@@ -75,14 +79,13 @@ export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
         params: namespaceParams,
         querystring: searchQuery,
         description:
-          'Hybrid search: full text and embeddings fused by RRF; each result names its lexical_rank and semantic_rank.',
+          'Hybrid search: full text and embeddings fused with query-adaptive weights (docs/memory.md); each result names its lexical_rank and semantic_rank. mode=lexical or mode=semantic asks one side alone.',
       },
     },
     async (request) => {
       const { tenant, namespace } = request.params;
-      return {
-        results: await memory.search(tenant, namespace, request.query.q, request.query.limit),
-      };
+      const { q, limit, mode } = request.query;
+      return { results: await memory.search(tenant, namespace, q, limit, mode) };
     },
   );
 

@@ -10,6 +10,15 @@ export interface Embedder {
   readonly id: string;
   /** L2-normalised vectors, one per text, all of the same length. */
   embed(texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]>;
+  /**
+   * Optional second look at the semantic candidates (best first, with their cosine
+   * similarity): a score per candidate, higher is better; the semantic list is
+   * re-ordered by it. Must be deterministic and cheap (it runs on every search).
+   */
+  rerank?(
+    query: string,
+    candidates: readonly { text: string; similarity: number }[],
+  ): Promise<number[]>;
   /** Loads what the first call would load (a cache, a model); optional warm-up. */
   warm?(): Promise<void>;
   /** Frees what it loaded (an ONNX session); called once at shutdown. */

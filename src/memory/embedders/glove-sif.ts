@@ -5,6 +5,13 @@
 // Word frequencies: the package ships no counts, but its vocabulary is in frequency
 // order, so p(w) is estimated from the rank r (0-based) by Zipf's law:
 // p(r) ≈ 1 / ((r + 1) · H), H = ln(V) + 0.5772 (the harmonic number of V words).
+//
+// Version 2 (measured on bench/memory-quality.ts, docs/benchmarks.md): stop words are
+// left out of the sum (SIF down-weights them, but in a 4-word question "what", "do"
+// and "I" still pull every question towards every other), a = 3e-3 instead of 1e-3,
+// and `rerank` scores the semantic candidates by word alignment as well: each content
+// word of the question is matched with its most similar content word of the fact, so
+// "pet" finds "dog" even when the averaged sentence vectors are far apart.
 
 import { createRequire } from 'node:module';
 import { hashEmbed } from './hash.ts';
@@ -12,11 +19,15 @@ import type { Embedder } from './embedder.ts';
 import { l2normalize } from './embedder.ts';
 import type { GloveSource, GloveVectors } from './glove-cache.ts';
 import { buildGloveCache, cachePathFor, describeSource, loadGloveCache } from './glove-cache.ts';
-import { words } from '../text.ts';
+import { STOPWORDS, words } from '../text.ts';
 import { SIF_REFERENCE_SENTENCES } from './sif-reference.ts';
 
 /** The SIF smoothing constant a: words with p(w) ≫ a weigh little. */
-const SIF_A = 1e-3;
+const SIF_A = 3e-3;
+/** The id stored beside every vector; a new version of the pipeline means a reindex. */
+export const GLOVE_SIF_ID = 'glove-sif-2';
+/** rerank: this share of the score is the sentence cosine, the rest word alignment. */
+const ALIGNMENT_SHARE = 0.5;
 
 export interface GloveSifOptions {
   /** Where the binary cache lives (`<data_dir>/cache`). */
@@ -46,10 +57,13 @@ export function stderrBuildProgress(): (fraction: number) => void {
 export class SifModel {
   private readonly weights: Float32Array;
   private readonly component: Float32Array;
+  /** Per word, the norm of its int8 codes (filled lazily by rerank). */
+  private readonly codeNorms: Float32Array;
 
   constructor(readonly vectors: GloveVectors) {
     const harmonic = Math.log(vectors.count) + 0.5772;
     this.weights = new Float32Array(vectors.count);
+    this.codeNorms = new Float32Array(vectors.count);
     for (let rank = 0; rank < vectors.count; rank++) {
       const p = 1 / ((rank + 1) * harmonic);
       this.weights[rank] = SIF_A / (SIF_A + p);
@@ -62,14 +76,23 @@ export class SifModel {
     );
   }
 
-  /** Σ weight(w) · vector(w) over known words; null when no word is known. */
+  /** Ranks of the known words that carry meaning (stop words left out). */
+  private contentRanks(text: string): number[] {
+    const ranks: number[] = [];
+    for (const word of words(text)) {
+      if (STOPWORDS.has(word)) continue;
+      const rank = this.vectors.lookup(word);
+      if (rank >= 0) ranks.push(rank);
+    }
+    return ranks;
+  }
+
+  /** Σ weight(w) · vector(w) over known content words; null when there is none. */
   weightedSum(text: string): Float32Array | null {
     const { dimension, codes, scales } = this.vectors;
     const sum = new Float32Array(dimension);
     let known = 0;
-    for (const word of words(text)) {
-      const rank = this.vectors.lookup(word);
-      if (rank < 0) continue;
+    for (const rank of this.contentRanks(text)) {
       known++;
       const factor = (this.weights[rank] as number) * (scales[rank] as number);
       const base = rank * dimension;
@@ -92,6 +115,70 @@ export class SifModel {
       sum[k] = (sum[k] as number) - projection * (this.component[k] as number);
     }
     return l2normalize(sum);
+  }
+
+  /** The norm of a word's int8 code vector, computed on first use (0 = not yet). */
+  private codeNorm(rank: number): number {
+    let norm = this.codeNorms[rank] as number;
+    if (norm === 0) {
+      const { dimension, codes } = this.vectors;
+      let sum = 0;
+      for (let k = rank * dimension, end = k + dimension; k < end; k++) {
+        sum += (codes[k] as number) * (codes[k] as number);
+      }
+      norm = Math.sqrt(sum) || 1;
+      this.codeNorms[rank] = norm;
+    }
+    return norm;
+  }
+
+  /**
+   * Scores candidates for one query: ALIGNMENT_SHARE × their sentence cosine plus the
+   * rest × their word alignment — for each content word of the query, the cosine of its
+   * most similar content word of the candidate, averaged with the SIF weights (rare
+   * words count more); 0 when either side has no known content word. The query's words
+   * are read once; a candidate's words are compared through their int8 codes.
+   */
+  rerankScores(
+    query: string,
+    candidates: readonly { text: string; similarity: number }[],
+  ): number[] {
+    const { dimension, codes } = this.vectors;
+    const queryRanks = this.contentRanks(query);
+    const queryVectors = queryRanks.map((rank) => {
+      const vector = new Float32Array(dimension);
+      const norm = this.codeNorm(rank);
+      for (let k = 0; k < dimension; k++) {
+        vector[k] = (codes[rank * dimension + k] as number) / norm;
+      }
+      return vector;
+    });
+    const queryWeights = queryRanks.map((rank) => this.weights[rank] as number);
+    const totalWeight = queryWeights.reduce((sum, weight) => sum + weight, 0);
+    const best = new Float64Array(queryRanks.length);
+    return candidates.map(({ text, similarity }) => {
+      const textRanks = this.contentRanks(text);
+      let alignment = 0;
+      if (queryRanks.length > 0 && textRanks.length > 0) {
+        best.fill(-1);
+        for (const rank of textRanks) {
+          const base = rank * dimension;
+          const norm = this.codeNorm(rank);
+          queryVectors.forEach((vector, index) => {
+            let dot = 0;
+            for (let k = 0; k < dimension; k++)
+              dot += (vector[k] as number) * (codes[base + k] as number);
+            dot /= norm;
+            if (dot > (best[index] as number)) best[index] = dot;
+          });
+        }
+        for (let index = 0; index < queryRanks.length; index++) {
+          alignment += (queryWeights[index] as number) * (best[index] as number);
+        }
+        alignment /= totalWeight;
+      }
+      return ALIGNMENT_SHARE * similarity + (1 - ALIGNMENT_SHARE) * alignment;
+    });
   }
 }
 
@@ -146,10 +233,14 @@ export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
       throw error;
     }));
   return {
-    id: 'glove-sif',
+    id: GLOVE_SIF_ID,
     embed: async (texts) => {
       const loaded = await ready();
       return texts.map((text) => loaded.embed(text));
+    },
+    rerank: async (query, candidates) => {
+      const loaded = await ready();
+      return loaded.rerankScores(query, candidates);
     },
     warm: async () => {
       await ready();

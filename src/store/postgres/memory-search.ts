@@ -66,10 +66,12 @@ export async function searchSemantic(
     ? `(vector::vector(${dim}) <=> $5::real[]::vector(${dim}))`
     : `(1 - (SELECT SUM(a * b) / NULLIF(SQRT(SUM(a * a)) * SQRT(SUM(b * b)), 0)
             FROM unnest(vector, $5::real[]) AS v(a, b)))`;
-  return sql.rows<MemoryHit>(
-    `SELECT id, text FROM memory_facts
+  const rows = await sql.rows<{ id: string; text: string; distance: number | null }>(
+    `SELECT id, text, ${distance}::float8 AS distance FROM memory_facts
      WHERE tenant = $1 AND namespace = $2 AND embedder = $3 AND dim = $4
-     ORDER BY ${distance} ASC NULLS LAST, id LIMIT $6`,
+     ORDER BY distance ASC NULLS LAST, id LIMIT $6`,
     [tenant, namespace, vector.embedder, dim, Array.from(vector.values), pool],
   );
+  // Cosine distance is 1 − similarity; a zero vector has none (null → 0).
+  return rows.map((row) => ({ id: row.id, text: row.text, similarity: 1 - (row.distance ?? 1) }));
 }

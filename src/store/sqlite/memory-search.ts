@@ -9,6 +9,7 @@
 // connection without a pool); a chain scans its shards in turn, each bounded by the
 // k-th distance found before it, and returns its top k; the chains' top k are merged
 // by distance. No fact of the namespace's top k is ever cut, so the result is exact.
+// The L2 distance d of unit vectors gives the cosine similarity as 1 − d²/2.
 
 import type { MemoryHit, MemoryLexicalTerms, MemoryVector } from '../store.ts';
 import type { StoreContext } from './context.ts';
@@ -157,5 +158,9 @@ export async function searchSemantic(
   return (found.flat() as SemanticRow[])
     .sort(byDistance)
     .slice(0, pool)
-    .map((row) => ({ id: row.id, text: row.text }));
+    .map((row) => ({
+      id: row.id,
+      text: row.text,
+      similarity: 1 - (row.distance * row.distance) / 2,
+    }));
 }

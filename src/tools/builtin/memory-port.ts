@@ -1,12 +1,18 @@
 // The memory capability a tool call receives, already bound to the run's tenant, plus
 // the maintainer's scan bookkeeping (src/memory/maintenance.ts) the tools consult.
 
+import type { SearchMode } from '../../memory/service.ts';
 import type { MemoryFact, MemorySearchResult } from '../../types.ts';
 
 export interface MemoryPort {
   put(namespace: string, id: string, text: string): Promise<{ fact: MemoryFact; created: boolean }>;
   get(namespace: string, id: string): Promise<MemoryFact | null>;
-  search(namespace: string, query: string, limit: number): Promise<MemorySearchResult[]>;
+  search(
+    namespace: string,
+    query: string,
+    limit: number,
+    mode?: SearchMode,
+  ): Promise<MemorySearchResult[]>;
   list(
     namespace: string,
     limit: number,

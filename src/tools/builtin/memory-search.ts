@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SEARCH_MODES } from '../../memory/service.ts';
 import { defineTool } from '../tool.ts';
 import {
   asToolCall,
@@ -17,9 +18,15 @@ export const memorySearchTool = defineTool({
     namespace: namespaceInput,
     query: z.string().min(1).max(4096).describe('what to look for, in any words'),
     limit: z.number().int().min(1).max(MEMORY_SEARCH_MAX).default(5),
+    mode: z
+      .enum(SEARCH_MODES)
+      .default('fused')
+      .describe('fused (default); lexical for exact words, names, codes; semantic for meaning'),
   }),
-  run: async ({ namespace, query, limit }, context) => {
-    const results = await asToolCall(() => memoryPort(context).search(namespace, query, limit));
+  run: async ({ namespace, query, limit, mode }, context) => {
+    const results = await asToolCall(() =>
+      memoryPort(context).search(namespace, query, limit, mode),
+    );
     return {
       namespace,
       results: results.map((hit) => ({

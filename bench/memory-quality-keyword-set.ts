@@ -1,0 +1,115 @@
+// The keyword quality set: personal facts asked for by what only their words carry —
+// names, numbers, codes, rare words, Chinese/Japanese/Korean text and mixed-language
+// phrases — so lexical search should find them where meaning alone cannot. Beside each
+// kind sit near-miss facts (another invoice number, another doctor, another code) that
+// a semantic search finds just as "similar". Written for keel; not taken from any
+// public dataset.
+
+import type { QualityCase } from './memory-quality-set.ts';
+
+export const KEYWORD_CASES: readonly QualityCase[] = [
+  // numbers and codes
+  { fact: 'Invoice 4471 from Hoffmann Roofing is due on 30 November.', question: 'invoice 4471' },
+  { fact: 'The gate code at the allotment is 8052.', question: 'allotment gate code' },
+  { fact: 'My bike lock combination is 3-9-1-4.', question: 'bike lock combination' },
+  { fact: 'Flight LH1234 to Frankfurt boards at gate B22.', question: 'LH1234 gate' },
+  { fact: 'Our flat is number 12B on the fourth floor.', question: 'flat 12B' },
+  { fact: 'The router admin password is Tr0ub4dor.', question: 'router password' },
+  { fact: 'The car registration is KL-482-ZT.', question: 'KL-482-ZT' },
+  { fact: 'My tax ID is DE8144219035.', question: 'tax ID' },
+  {
+    fact: 'Parcel 1Z999AA10123456784 is the new monitor.',
+    question: 'where is parcel 1Z999AA10123456784',
+  },
+  {
+    fact: 'Boiler error F28 means the gas supply is interrupted.',
+    question: 'boiler F28',
+  },
+  { fact: 'The Tuesday choir rehearses in room 314.', question: 'room 314' },
+  { fact: 'My library card number is 20394857.', question: 'library card number' },
+  { fact: "The postcode of grandma's care home is EH9 1QX.", question: 'EH9 1QX' },
+  { fact: 'Prescription 88-AB-301 is for the blood pressure tablets.', question: '88-AB-301' },
+  { fact: 'The lawnmower takes an RC12YC spark plug.', question: 'RC12YC' },
+  { fact: 'The smoke alarm in the hallway needs a 9V battery.', question: '9V battery' },
+  { fact: 'The cabin wifi password is Hytte2024.', question: 'Hytte2024' },
+  { fact: 'Our wifi box is a FRITZ!Box 7590.', question: 'FRITZ!Box model' },
+  // names
+  { fact: 'Dr. Okonkwo is our family doctor at the Elm Street practice.', question: 'Dr. Okonkwo' },
+  { fact: 'Siobhan from accounting owes me 20 euros.', question: 'Siobhan' },
+  { fact: 'Thaddeus is the piano tuner who comes every spring.', question: 'who is Thaddeus' },
+  { fact: 'Mrs. Kowalczyk next door waters our plants when we travel.', question: 'Kowalczyk' },
+  { fact: 'Our accountant Bartholomew Fenn files the tax return in May.', question: 'Fenn' },
+  { fact: 'Ngozi babysits on Wednesday evenings.', question: 'when does Ngozi come' },
+  { fact: 'Yusuf repaired the garden fence last summer.', question: 'Yusuf' },
+  { fact: 'Our vet is Dr. Aaltonen at the Riverside clinic.', question: 'Aaltonen' },
+  { fact: 'Ximena is my Spanish tutor.', question: 'Ximena' },
+  { fact: 'The electrician we trust is Radek Novotny.', question: 'Radek Novotny' },
+  { fact: 'Our cleaner Małgorzata comes every other Friday.', question: 'Małgorzata' },
+  // rare words
+  { fact: 'The sourdough starter lives in the fridge door.', question: 'sourdough starter' },
+  { fact: 'My grandfather collected netsuke carvings.', question: 'netsuke' },
+  { fact: "The quokka plush is Lily's favourite toy.", question: 'quokka' },
+  { fact: 'I have tinnitus in my right ear.', question: 'tinnitus' },
+  { fact: 'The kombucha scoby is in the big jar on the shelf.', question: 'kombucha' },
+  { fact: 'The roofer found loose flashing around the chimney.', question: 'chimney flashing' },
+  { fact: 'I am learning the theremin with an online course.', question: 'theremin' },
+  { fact: 'The dog gets his heartworm pill on the first of the month.', question: 'heartworm' },
+  { fact: 'I am allergic to penicillin.', question: 'penicillin' },
+  { fact: 'The bonsai juniper needs repotting in March.', question: 'bonsai' },
+  // Chinese, Japanese, Korean
+  { fact: '我的护照放在书房的抽屉里。', question: '护照' },
+  { fact: '妈妈的生日是十月五日。', question: '妈妈的生日' },
+  { fact: '東京のホテルの予約番号はK7731です。', question: 'ホテルの予約番号' },
+  { fact: '田中さんは毎週木曜日に来ます。', question: '田中さん' },
+  { fact: '公司的年会在上海举行。', question: '年会在哪里' },
+  { fact: '我每天早上喝绿茶。', question: '绿茶' },
+  { fact: '김민수는 내 대학 친구입니다.', question: '김민수' },
+  { fact: '猫のエサは台所の棚にあります。', question: '猫のエサはどこ' },
+  // mixed language
+  { fact: 'The Kita closes at 16:30 on Fridays.', question: 'Kita Friday' },
+  { fact: "Oma's Apfelstrudel recipe is in the red notebook.", question: 'Apfelstrudel' },
+  { fact: 'The Hausmeister phone number is on the notice board.', question: 'Hausmeister' },
+  { fact: 'Our boulangerie on rue Daguerre opens at 7.', question: 'boulangerie' },
+  { fact: "My abuela's arroz con pollo needs saffron.", question: 'arroz con pollo' },
+  { fact: 'The Steuerberater meeting is on the 14th.', question: 'Steuerberater' },
+  { fact: 'I pay the Rundfunkbeitrag every quarter.', question: 'Rundfunkbeitrag' },
+  { fact: "Leo's Schultüte is in the attic.", question: 'Schultüte' },
+  { fact: 'The Anmeldung at the Bürgeramt is at 10:40.', question: 'Bürgeramt' },
+  { fact: 'Meeting with 佐藤 about the Osaka project on Monday.', question: '佐藤 meeting' },
+  { fact: 'The café Zur Linde bakes the best Käsekuchen.', question: 'Käsekuchen' },
+];
+
+/** Near misses, never asked: the same kind of fact with another number, name or word. */
+export const KEYWORD_CONFUSERS: readonly string[] = [
+  'Invoice 4417 from the electrician was paid in cash.',
+  'Invoice 7441 for the piano lessons is still open.',
+  'The gate code at the office car park is 1190.',
+  'The suitcase lock combination is 7-2-2-0.',
+  'Flight BA0117 to London boards at gate A7.',
+  'Our old flat was number 21C on the ground floor.',
+  'The email password hint is the name of my first pet.',
+  'The van registration is KT-284-LZ.',
+  'My health insurance ID is A123456789.',
+  'Parcel 1Z888BB20987654321 is the replacement kettle.',
+  'Washing machine error E18 means the filter is blocked.',
+  'The yoga class meets in room 413.',
+  'My gym card number is 55512.',
+  'The postcode of the old office is SW1A 2AA.',
+  'Prescription 31-CD-880 is for the eye drops.',
+  'The scooter takes a BR8ES spark plug.',
+  'The kitchen clock needs an AA battery.',
+  'Dr. Lindqvist is the dentist at Park Road.',
+  'Our previous vet was Dr. Moreau at the Hillside clinic.',
+  'The plumber we trust is Jonas Weber.',
+  'I am allergic to cat hair.',
+  'The basil plant needs repotting in April.',
+  '我的签证放在车里。',
+  '爸爸的生日是三月二日。',
+  '大阪のホテルは駅の近くです。',
+  '我每天晚上喝红茶。',
+  '山田さんは毎週金曜日に来ます。',
+  '이지은은 내 회사 동료입니다.',
+  'The Schule closes at 13:00 on Wednesdays.',
+  "Opa's Kartoffelsalat recipe is in the blue folder.",
+  'The café on the corner bakes good croissants.',
+];
