@@ -157,7 +157,7 @@ export type ToolResultBody = {
 };
 
 export type EntryBody =
-  | { kind: 'user'; body: { text: string; payload: JsonObject } }
+  | { kind: 'user'; body: { text: string; payload: JsonObject; steer_id?: string } }
   | { kind: 'assistant'; body: AssistantBody }
   | { kind: 'tool_result'; body: ToolResultBody }
   | { kind: 'note'; body: { text: string } };

@@ -26,6 +26,7 @@ import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
 import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
+import { takeSteeredTurns } from './steering.ts';
 import type { ToolStepDeps } from './tool-step.ts';
 import type { RunLoopDeps } from './loop-deps.ts';
 
@@ -150,6 +151,8 @@ class RunAttempt {
       this.uncertain.clear();
       return null;
     }
+    // A step boundary: turns steered at this run join the journal first (steering.ts).
+    if (await takeSteeredTurns(this.journal, this.deps.failpoints)) return null;
     const last = this.journal.entries[this.journal.entries.length - 1];
     if (last?.kind === 'assistant' && last.body.tool_calls.length === 0) {
       const verdict = judgeFinalAnswer(
