@@ -151,8 +151,10 @@ class RunAttempt {
       this.uncertain.clear();
       return null;
     }
-    // A step boundary: turns steered at this run join the journal first (steering.ts).
-    if (await takeSteeredTurns(this.journal, this.deps.failpoints)) return null;
+    // A step boundary: turns steered at this run join the journal first (steering.ts),
+    // while the run has a model step left to answer them; else they run next.
+    const canAnswer = this.figures.steps < this.agent.max_steps;
+    if (canAnswer && (await takeSteeredTurns(this.journal, this.deps.failpoints))) return null;
     const last = this.journal.entries[this.journal.entries.length - 1];
     if (last?.kind === 'assistant' && last.body.tool_calls.length === 0) {
       const verdict = judgeFinalAnswer(
