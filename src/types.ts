@@ -85,6 +85,8 @@ export type RunOutcome =
       /** The text the thread context remembers for this turn. */
       reply_text: string;
       context_window: number;
+      /** Texts of turns steered into the run (docs/agent-loop.md): the thread keeps them. */
+      steered_texts?: string[];
     }
   | { status: 'failed'; error: RunError };
 

@@ -57,6 +57,16 @@ describe('steering a busy conversation', () => {
     const user = entries[3];
     assert.equal(user?.kind === 'user' && user.body.steer_id, steered.steer_id);
     assert.ok(types(await h.trace(run.run_id)).includes('run.steered'));
+    // The thread remembers the steered message with the run's turn, in order.
+    const thread = await h.store.getThread(TENANT, 'a', 'steer-1');
+    assert.deepEqual(
+      thread?.messages.map((message) => [message.role, message.content.split('\n')[0]]),
+      [
+        ['user', '@sleep 300'],
+        ['user', '@reply make it Tuesday'],
+        ['assistant', 'make it Tuesday'],
+      ],
+    );
     // The turn left the queue: no run of its own, and the lane ran nothing else.
     assert.equal(await h.store.getRun(TENANT, steered.steer_id as string), null);
     const lane = await h.store.listRuns(TENANT, { scope: 'steer-1' }, 10);

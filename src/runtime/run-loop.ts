@@ -26,7 +26,7 @@ import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
 import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
-import { takeSteeredTurns } from './steering.ts';
+import { takeSteeredTurns, withSteeredTexts } from './steering.ts';
 import type { ToolStepDeps } from './tool-step.ts';
 import type { RunLoopDeps } from './loop-deps.ts';
 
@@ -163,7 +163,7 @@ class RunAttempt {
         this.journal.entries,
         this.deps.outputSchemas ?? new OutputSchemas(1),
       );
-      if (verdict.kind === 'final') return verdict.outcome;
+      if (verdict.kind === 'final') return withSteeredTexts(verdict.outcome, this.journal.entries);
       const text = verdict.note;
       await this.checkpoint(
         [{ kind: 'note', body: { text } }],

@@ -6,7 +6,7 @@
 
 import type { Failpoints } from '../failpoints.ts';
 import type { PendingSteer } from '../store/store.ts';
-import type { EntryBody } from '../types.ts';
+import type { EntryBody, RunEntry, RunOutcome } from '../types.ts';
 import type { RunJournal } from './journal.ts';
 import { userText } from './model-input.ts';
 
@@ -30,4 +30,13 @@ export async function takeSteeredTurns(
   const taken = await journal.takeSteers(steeredEntry);
   if (taken === 0) failpoints.hit('steer.boundary_read');
   return taken > 0;
+}
+
+/** A succeeded outcome carries the steered turns' texts: the thread keeps them in order. */
+export function withSteeredTexts(outcome: RunOutcome, entries: readonly RunEntry[]): RunOutcome {
+  if (outcome.status !== 'succeeded') return outcome;
+  const texts = entries.flatMap((entry) =>
+    entry.kind === 'user' && entry.body.steer_id !== undefined ? [entry.body.text] : [],
+  );
+  return texts.length > 0 ? { ...outcome, steered_texts: texts } : outcome;
 }
