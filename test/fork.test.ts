@@ -1,4 +1,5 @@
-// POST T/runs/:id/fork against a real keel process (SQLite) and the effect sink, a
+// POST T/runs/:id/fork against a whole keel on loopback (SQLite, HTTP; in this process,
+// so a loaded machine's slow process start cannot time it out) and the effect sink, a
 // separate process that counts every execution of the test tools: the forked journal's
 // prefix is byte-identical to the source's (read straight from the database file), no
 // call recorded before the fork point runs again, a replaced user message changes only
@@ -10,16 +11,16 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { Served } from './helpers/crash-harness.ts';
 import {
   TENANT,
   call,
   effectSinkForSuite,
-  serve,
   setupTenant,
-  tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
+import { effectSinkTools } from './helpers/effect-sink-tools.ts';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const SCRIPT = [
@@ -36,20 +37,20 @@ interface EntryBytes {
 }
 
 describe('fork', () => {
-  let served: Served | undefined;
+  let served: TestKeel | undefined;
   let dataDir: string;
   let source: string;
   // Registered before the sink's hooks: keel stops gracefully before the sink and the
   // suite's cleanup go.
   after(async () => {
-    await served?.terminate();
+    await served?.close();
   });
   const sink = effectSinkForSuite();
 
   before(async () => {
-    dataDir = tempDir('keel-fork-');
-    const keel = await serve(dataDir, { KEEL_TEST_EFFECT_SINK_URL: sink().url });
+    const keel = await startTestKeel({ keel: { extraTools: effectSinkTools(sink().url) } });
     served = keel;
+    dataDir = keel.dir;
     await setupTenant(keel.url);
     const turn = await call(keel.url, 'POST', `/v1/tenants/${TENANT}/turns`, {
       agent: 'a',
@@ -59,7 +60,7 @@ describe('fork', () => {
     source = turn.body.run_id;
     assert.equal(await waitTerminal(keel.url, source), 'succeeded');
   });
-  const url = (): string => (served as Served).url;
+  const url = (): string => (served as TestKeel).url;
 
   /** The journal as stored: raw bytes of each entry's body (a read-only connection). */
   function entries(runId: string): EntryBytes[] {
