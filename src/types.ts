@@ -89,6 +89,8 @@ export type RunOutcome =
       /** The text the thread context remembers for this turn. */
       reply_text: string;
       context_window: number;
+      /** Texts of turns steered into the run (docs/agent-loop.md): the thread keeps them. */
+      steered_texts?: string[];
     }
   | { status: 'failed'; error: RunError };
 
@@ -161,7 +163,7 @@ export type ToolResultBody = {
 };
 
 export type EntryBody =
-  | { kind: 'user'; body: { text: string; payload: JsonObject } }
+  | { kind: 'user'; body: { text: string; payload: JsonObject; steer_id?: string } }
   | { kind: 'assistant'; body: AssistantBody }
   | { kind: 'tool_result'; body: ToolResultBody }
   | { kind: 'note'; body: { text: string } };

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TMUX = '/usr/bin/tmux';
@@ -103,6 +104,66 @@ describe('keel client commands', () => {
     const trace = await keelCli('runs', 'trace', runId);
     assert.match(trace.stdout, /^1\t\S+\trun\.queued\t/);
     assert.match(trace.stdout, /run\.cancelled/);
+  });
+
+  it('turn --on-busy steer / interrupt, runs fork', async () => {
+    const submitted = await keelCli('turn', 'assistant', 's4', '@sleep 60000\nslow');
+    const [runId] = submitted.stdout.split(' ');
+    await waitFor('the run is running', async () => {
+      const response = await fetch(`${keel.url}/v1/tenants/cli/runs/${runId}`);
+      return ((await response.json()) as { run: { status: string } }).run.status === 'running';
+    });
+    const steered = await keelCli(
+      'turn',
+      'assistant',
+      's4',
+      '@reply Tuesday',
+      '--on-busy',
+      'steer',
+    );
+    assert.equal(steered.code, 0, steered.stderr);
+    assert.match(steered.stdout, new RegExp(`^${runId} running \\(steered into it as \\S+\\)\n$`));
+    // Interrupt: the sleeping run is cancelled; the steered turn it never took runs next,
+    // then this one.
+    const interrupted = await keelCli(
+      'turn',
+      'assistant',
+      's4',
+      'instead',
+      '--on-busy',
+      'interrupt',
+      '--wait',
+    );
+    assert.equal(interrupted.code, 0, interrupted.stderr);
+    assert.equal(interrupted.stdout, 'echo: instead\n');
+    const show = await keelCli('runs', 'show', runId as string);
+    assert.equal(JSON.parse(show.stdout).status, 'cancelled');
+    const list = await keelCli('runs', 'list', '--scope', 's4', '--status', 'succeeded');
+    assert.equal(
+      list.stdout.trim().split('\n').length,
+      2,
+      'the steered turn and the interrupting one',
+    );
+    const source = list.stdout.split(' ')[0] as string;
+    const forked = await keelCli(
+      'runs',
+      'fork',
+      source,
+      '--at-step',
+      '0',
+      '--text',
+      'other',
+      '--scope',
+      's5',
+    );
+    assert.equal(forked.code, 0, forked.stderr);
+    assert.match(forked.stdout, /^\S+ queued "s5"\n$/);
+    const bad = await keelCli('runs', 'fork', source);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /--at-step/);
+    const badBusy = await keelCli('turn', 'assistant', 's4', 'x', '--on-busy', 'barge');
+    assert.notEqual(badBusy.code, 0);
+    assert.match(badBusy.stderr, /--on-busy/);
   });
 
   it('API errors print the code and message and exit non-zero', async () => {

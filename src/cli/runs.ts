@@ -1,11 +1,12 @@
-// `keel runs [list|show <id>|trace <id>|cancel <id>]`: inspect and control runs.
+// `keel runs [list|show <id>|trace <id>|cancel <id>|fork <id>]`: inspect, control and
+// fork runs.
 
 import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
 
-export const RUNS_USAGE = `keel runs [list [--agent A] [--scope S] [--status S] [--limit N] | show <id> | trace <id> | cancel <id> [--reason R]] ${CLIENT_USAGE}`;
+export const RUNS_USAGE = `keel runs [list [--agent A] [--scope S] [--status S] [--limit N] | show <id> | trace <id> | cancel <id> [--reason R] | fork <id> --at-step N [--text T] [--scope S]] ${CLIENT_USAGE}`;
 
 type Print = (text: string) => void;
 
@@ -20,6 +21,8 @@ export async function runsCommand(
     status: { type: 'string' },
     limit: { type: 'string' },
     reason: { type: 'string' },
+    'at-step': { type: 'string' },
+    text: { type: 'string' },
   });
   const [action = 'list', id] = positionals;
   const client = createClient(loadClientConfig(values));
@@ -68,6 +71,19 @@ export async function runsCommand(
         values.reason ? { reason: values.reason } : {},
       );
       print(`${result.run.run_id} ${result.run.status}\n`);
+      return 0;
+    }
+    case 'fork': {
+      const atStep = values['at-step'];
+      if (atStep === undefined || !/^\d+$/.test(atStep)) {
+        throw new UsageError('runs fork needs --at-step N (a whole number)');
+      }
+      const result = await client.request('POST', runPath('/fork'), {
+        at_step: Number(atStep),
+        ...(values.text !== undefined && { payload: { text: values.text } }),
+        ...(values.scope !== undefined && { scope: values.scope }),
+      });
+      print(`${result.run_id} ${result.status} ${JSON.stringify(result.scope)}\n`);
       return 0;
     }
     default:

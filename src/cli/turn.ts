@@ -8,7 +8,9 @@ import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
 
-export const TURN_USAGE = `keel turn <agent> <scope> <text> [--wait] [--stream] [--request-id ID] [--deliver-to DEST] ${CLIENT_USAGE}`;
+export const TURN_USAGE = `keel turn <agent> <scope> <text> [--wait] [--stream] [--request-id ID] [--deliver-to DEST] [--on-busy enqueue|reject|steer|interrupt] ${CLIENT_USAGE}`;
+
+const ON_BUSY = ['enqueue', 'reject', 'steer', 'interrupt'];
 
 type Print = (text: string) => void;
 const stdout: Print = (text) => process.stdout.write(text);
@@ -45,7 +47,12 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
     stream: { type: 'boolean' },
     'request-id': { type: 'string' },
     'deliver-to': { type: 'string' },
+    'on-busy': { type: 'string' },
   });
+  const onBusy = values['on-busy'];
+  if (onBusy !== undefined && !ON_BUSY.includes(onBusy)) {
+    throw new UsageError(`--on-busy must be one of ${ON_BUSY.join(', ')}, not "${onBusy}"`);
+  }
   const [agent, scope, ...words] = positionals;
   if (!agent || !scope || words.length === 0) throw new UsageError(`usage: ${TURN_USAGE}`);
   const client = createClient(loadClientConfig(values));
@@ -55,6 +62,7 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
     payload: { text: words.join(' ') },
     ...(values['request-id'] && { request_id: values['request-id'] }),
     ...(values['deliver-to'] && { delivery: { destination: values['deliver-to'] } }),
+    ...(onBusy !== undefined && { on_busy: onBusy }),
   });
   const runId = created.run_id as string;
   if (values.stream) {
@@ -64,6 +72,7 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
     return printer.outcome.status === 'succeeded' ? 0 : 1;
   }
   if (values.wait) return printOutcome(await waitForTerminal(client, runId), print);
-  print(`${runId} ${created.status}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
+  const steered = created.steered ? ` (steered into it as ${created.steer_id})` : '';
+  print(`${runId} ${created.status}${created.deduplicated ? ' (deduplicated)' : ''}${steered}\n`);
   return 0;
 }

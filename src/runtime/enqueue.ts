@@ -3,7 +3,7 @@
 
 import { createHash } from 'node:crypto';
 import { stringify as stableStringify } from 'safe-stable-stringify';
-import type { EnqueueResult, RunStore } from '../store/store.ts';
+import type { EnqueueResult, EnqueueRunInput, RunStore } from '../store/store.ts';
 import type { DeliveryRequest, JsonObject, JsonValue, RunSource } from '../types.ts';
 import { newRunId } from '../ids.ts';
 
@@ -14,7 +14,7 @@ export interface TurnRequest {
   payload: JsonObject;
   request_id?: string | null;
   delivery?: DeliveryRequest | null;
-  on_busy?: 'enqueue' | 'reject';
+  on_busy?: EnqueueRunInput['on_busy'];
   source?: RunSource;
   /** The tenant's queued-run limit, enforced in the store's transaction. */
   max_queued?: number | null;

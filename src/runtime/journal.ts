@@ -5,14 +5,17 @@
 
 import { isKeelError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Fence, RunStore } from '../store/store.ts';
+import type { Fence, PendingSteer, RunBranchStore, RunStore } from '../store/store.ts';
 import type { EntryBody, RunEntry, RunFigures } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 
+type JournalStore = Pick<RunStore, 'appendProgress' | 'loadEntries'> &
+  Pick<RunBranchStore, 'takeSteers'>;
+
 interface JournalDeps {
-  store: Pick<RunStore, 'appendProgress' | 'loadEntries'>;
+  store: JournalStore;
   metrics: Metrics;
   /** Test-only switches (config.seeded_bugs); `entries_at_end` holds entries back. */
   seededBugs?: readonly string[];
@@ -24,7 +27,7 @@ export class RunJournal {
   /** Seeded bug `entries_at_end`: entries held here instead of being journaled. */
   private readonly held: EntryBody[] | null;
 
-  private readonly store: Pick<RunStore, 'appendProgress' | 'loadEntries'>;
+  private readonly store: JournalStore;
   private readonly metrics: Metrics;
 
   constructor(
@@ -50,13 +53,33 @@ export class RunJournal {
     const started = this.now();
     const journaled = this.held ? [] : entries;
     this.held?.push(...entries);
-    let stored: RunEntry[];
-    try {
-      stored = await this.store.appendProgress(this.fence, {
+    const stored = await this.fenced(() =>
+      this.store.appendProgress(this.fence, {
         ...(journaled.length > 0 && { entries: journaled }),
         ...(events.length > 0 && { events }),
         ...figures,
-      });
+      }),
+    );
+    this.metrics.checkpointDuration.observe((this.now() - started) / 1000);
+    this.entries.push(...(this.held ? this.asIfStored(entries) : stored));
+  }
+
+  /**
+   * A step boundary: turns steered at this run join the journal as user entries (one
+   * fenced transaction, src/runtime/steering.ts). Returns how many it took.
+   */
+  async takeSteers(entryFor: (steer: PendingSteer) => EntryBody): Promise<number> {
+    const cause = this.control.cause;
+    if (cause === 'cancelled' || cause === 'lease_lost') throw new RunStopped(cause);
+    const taken = await this.fenced(() => this.store.takeSteers(this.fence, entryFor));
+    this.entries.push(...taken);
+    return taken.length;
+  }
+
+  /** A fenced write: LEASE_LOST stops the attempt (RunStopped). */
+  private async fenced<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
     } catch (error) {
       if (isKeelError(error, 'LEASE_LOST')) {
         this.control.stop('lease_lost');
@@ -64,8 +87,6 @@ export class RunJournal {
       }
       throw error;
     }
-    this.metrics.checkpointDuration.observe((this.now() - started) / 1000);
-    this.entries.push(...(this.held ? this.asIfStored(entries) : stored));
   }
 
   /** Seeded bug `entries_at_end` only: the held entries, written at the very end. */

@@ -27,6 +27,7 @@ import { OUTCOME_UNKNOWN_MESSAGE, crashedAttempts } from './resume-plan.ts';
 import { planForResume, resumedEvent } from './resume-plan.ts';
 import { RunJournal } from './journal.ts';
 import { openCalls } from './open-calls.ts';
+import { takeSteeredTurns, withSteeredTexts } from './steering.ts';
 import type { ToolStepDeps } from './tool-step.ts';
 import type { RunLoopDeps } from './loop-deps.ts';
 
@@ -159,6 +160,10 @@ class RunAttempt {
       this.uncertain.clear();
       return null;
     }
+    // A step boundary: turns steered at this run join the journal first (steering.ts),
+    // while the run has a model step left to answer them; else they run next.
+    const canAnswer = this.figures.steps < this.agent.max_steps;
+    if (canAnswer && (await takeSteeredTurns(this.journal, this.deps.failpoints))) return null;
     const last = this.journal.entries[this.journal.entries.length - 1];
     if (last?.kind === 'assistant' && last.body.tool_calls.length === 0) {
       const verdict = judgeFinalAnswer(
@@ -167,7 +172,7 @@ class RunAttempt {
         this.journal.entries,
         this.deps.outputSchemas ?? new OutputSchemas(1),
       );
-      if (verdict.kind === 'final') return verdict.outcome;
+      if (verdict.kind === 'final') return withSteeredTexts(verdict.outcome, this.journal.entries);
       const text = verdict.note;
       await this.checkpoint(
         [{ kind: 'note', body: { text } }],

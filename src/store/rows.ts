@@ -130,6 +130,8 @@ export interface RunRow {
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
+  /** on_busy=steer: the running run this queued turn waits for (docs/agent-loop.md). */
+  steer_target?: string | null;
 }
 
 export function toRun(row: RunRow): Run {

@@ -47,7 +47,11 @@ export interface EnqueueRunInput {
   /** Hash of (agent, scope, payload, delivery): a replayed request_id must match it. */
   fingerprint: string;
   delivery: DeliveryRequest | null;
-  on_busy: 'enqueue' | 'reject';
+  /**
+   * What to do when the lane already has a run: enqueue behind it, reject (SCOPE_BUSY),
+   * steer into the running run, or interrupt it (docs/agent-loop.md, "Steering").
+   */
+  on_busy: 'enqueue' | 'reject' | 'steer' | 'interrupt';
   /**
    * The tenant's queued-run limit, checked in the enqueue's transaction: a new run past
    * it fails with RATE_LIMITED (a replayed request_id still finds its run). Absent: none.
@@ -58,6 +62,33 @@ export interface EnqueueRunInput {
 export interface EnqueueResult {
   run: Run;
   deduplicated: boolean;
+  /**
+   * on_busy=steer found a running run: `run` is that run, and the turn waits as
+   * `steer_id` until the run takes it at a step boundary (or runs next under that id).
+   */
+  steer_id?: string;
+}
+
+/** A steered turn a running run takes into its journal (docs/agent-loop.md). */
+export interface PendingSteer {
+  steer_id: string;
+  input: JsonObject;
+}
+
+/** POST T/runs/:id/fork (docs/agent-loop.md, "Fork"). */
+export interface ForkRunInput {
+  tenant: string;
+  source_run_id: string;
+  /** The new run's id. */
+  run_id: string;
+  /** Keep the user entry and the first at_step model steps with their tool results. */
+  at_step: number;
+  /** Replaces the user message (the run's first user entry and its input). */
+  payload: JsonObject | null;
+  scope: string;
+  /** The user entry the payload becomes (built by the runtime). */
+  user_entry: EntryBody | null;
+  fingerprint: string;
 }
 
 export interface RunFilter {

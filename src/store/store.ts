@@ -16,6 +16,7 @@ import type {
   ArtifactStat,
   ClaimedDelivery,
   Delivery,
+  EntryBody,
   JsonObject,
   MemoryFact,
   Run,
@@ -59,6 +60,8 @@ import type {
   ChangeListener,
   McpServerRecord,
   SecretInfo,
+  PendingSteer,
+  ForkRunInput,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -155,6 +158,22 @@ export interface RunStore {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null>;
+}
+
+/** Steered turns and forks: runs that start from, or join, another run's journal. */
+export interface RunBranchStore {
+  /**
+   * One fenced transaction at a step boundary: the turns steered at this run that are
+   * still queued become user entries of its journal (`entryFor` builds each), are
+   * recorded in run_steers and leave the queue. [] without a write when none wait.
+   * Throws LEASE_LOST when the fence is stale.
+   */
+  takeSteers(fence: Fence, entryFor: (steer: PendingSteer) => EntryBody): Promise<RunEntry[]>;
+  /**
+   * A queued run in `scope` whose journal starts as a copy of the source run's entries
+   * up to the fork point. Throws RUN_NOT_FOUND, VALIDATION_FAILED (at_step).
+   */
+  forkRun(input: ForkRunInput): Promise<Run>;
 }
 
 /** The delivery outbox: rows written by finalize, claimed and acked by consumers. */
@@ -317,6 +336,7 @@ export interface Store
     TenantStore,
     AgentStore,
     RunStore,
+    RunBranchStore,
     DeliveryStore,
     ArtifactStore,
     ScheduleStore,

@@ -27,9 +27,11 @@ const turnBodySchema = z
       .optional()
       .describe('ask for a delivery row in the outbox when the run succeeds'),
     on_busy: z
-      .enum(['enqueue', 'reject'])
+      .enum(['enqueue', 'reject', 'steer', 'interrupt'])
       .default('enqueue')
-      .describe('reject → 409 SCOPE_BUSY when the scope has a queued or running run'),
+      .describe(
+        'reject → 409 SCOPE_BUSY when the scope has a queued or running run; steer → into the running run at its next step boundary; interrupt → cancel the running run, this turn runs next',
+      ),
   })
   .describe('a turn');
 
@@ -37,6 +39,8 @@ const turnResponseSchema = z.object({
   run_id: z.string(),
   status: runStatusSchema,
   deduplicated: z.boolean(),
+  steered: z.boolean().optional(),
+  steer_id: z.string().optional(),
 });
 
 export function turnRoutes(app: ZodApp, deps: Deps): void {
@@ -54,7 +58,7 @@ export function turnRoutes(app: ZodApp, deps: Deps): void {
     },
     async (request, reply) => {
       const body = request.body;
-      const { run, deduplicated } = await enqueueTurn(deps.store, {
+      const { run, deduplicated, steer_id } = await enqueueTurn(deps.store, {
         tenant: request.params.tenant,
         agent: body.agent,
         scope: body.scope,
@@ -65,9 +69,13 @@ export function turnRoutes(app: ZodApp, deps: Deps): void {
         source: 'api',
         max_queued: deps.config.tenant_limits.queued_runs,
       });
-      return reply
-        .code(deduplicated ? 200 : 202)
-        .send({ run_id: run.run_id, status: run.status, deduplicated });
+      return reply.code(deduplicated ? 200 : 202).send({
+        run_id: run.run_id,
+        status: run.status,
+        deduplicated,
+        ...(body.on_busy === 'steer' && { steered: steer_id !== undefined }),
+        ...(steer_id !== undefined && { steer_id }),
+      });
     },
   );
 }

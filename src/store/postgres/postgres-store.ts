@@ -11,6 +11,7 @@ import type {
   ClaimedDelivery,
   Delivery,
   DeliveryStatus,
+  EntryBody,
   JsonObject,
   MemoryFact,
   Run,
@@ -56,8 +57,11 @@ import type {
   TokenLookup,
   McpServerRecord,
   SecretInfo,
+  PendingSteer,
+  ForkRunInput,
 } from '../store.ts';
 import * as artifacts from './artifacts.ts';
+import * as steering from './steering.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
@@ -214,6 +218,17 @@ export class PostgresStore implements Store {
   }
   finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
     return runWrites.finalizeRun(this.ctx, fence, input);
+  }
+  async takeSteers(
+    fence: Fence,
+    entryFor: (steer: PendingSteer) => EntryBody,
+  ): Promise<RunEntry[]> {
+    // The common case, nothing steered, costs one indexed read and no transaction.
+    if (!(await steering.hasPendingSteers(this.ctx.read, fence.run_id))) return [];
+    return steering.takeSteers(this.ctx, fence, entryFor);
+  }
+  forkRun(input: ForkRunInput): Promise<Run> {
+    return steering.forkRun(this.ctx, input);
   }
   cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     return runWrites.cancelRun(this.ctx, tenant, runId, reason);

@@ -84,7 +84,7 @@ async function settleRun(
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
 async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise<void> {
   if (input.status !== 'succeeded') return;
-  await appendTurnToThread(tx, row, input.reply_text, input.context_window);
+  await appendTurnToThread(tx, row, input.reply_text, input.context_window, input.steered_texts);
   if (row.delivery_destination !== null) await insertDeliveryForRun(tx, row);
 }
 
@@ -142,19 +142,30 @@ export async function cancelRun(
       [runId, tenant],
     );
     if (!current) return null;
-    const error = cancelError(reason);
-    const row = await tx.one<RunRow>(
-      `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
-         lease_expires_at = NULL
-       WHERE run_id = $3 AND status IN ('queued', 'running') RETURNING *`,
-      [JSON.stringify(error), tx.now, runId],
-    );
+    const row = await cancelIn(tx, current, reason);
     if (!row) return toRun(current);
-    await appendEvent(tx, row, 'run.cancelled', { reason });
-    tx.changes.push(terminalChange(tenant, runId, 'cancelled'));
     ctx.failpoints.hit('cancel.before_commit');
     return toRun(row);
   });
+}
+
+/** queued/running → cancelled inside the caller's transaction; undefined when it ended. */
+export async function cancelIn(
+  tx: Tx,
+  current: { tenant: string; run_id: string },
+  reason: string | null,
+): Promise<RunRow | undefined> {
+  const error = cancelError(reason);
+  const row = await tx.one<RunRow>(
+    `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
+       lease_expires_at = NULL
+     WHERE run_id = $3 AND status IN ('queued', 'running') RETURNING *`,
+    [JSON.stringify(error), tx.now, current.run_id],
+  );
+  if (!row) return undefined;
+  await appendEvent(tx, row, 'run.cancelled', { reason });
+  tx.changes.push(terminalChange(current.tenant, current.run_id, 'cancelled'));
+  return row;
 }
 
 /** Fails every queued or running run of an agent inside the caller's transaction. */

@@ -10,6 +10,8 @@ import {
   replayOf,
   requireAgentFound,
 } from '../rules/runs.ts';
+import { steerEventData } from '../rules/steering.ts';
+import { busyLaneAction, markSteer, steerReplay } from './steering.ts';
 import type { Run } from '../../types.ts';
 import type {
   ClaimedRun,
@@ -59,7 +61,9 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
       'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
       [input.tenant, input.request_id],
     );
-    if (existing) return replayOf(existing, input);
+    if (existing) return (await steerReplay(tx, input, existing)) ?? replayOf(existing, input);
+    const steered = await steerReplay(tx, input, undefined);
+    if (steered) return steered;
   }
   const agent = await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2 FOR SHARE', [
     input.tenant,
@@ -78,6 +82,7 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
     );
     refuseBusyLane(busy, input.scope);
   }
+  const steerTarget = await busyLaneAction(tx, input);
   if (input.max_queued !== undefined && input.max_queued !== null) {
     // One tenant's enqueues take turns here, so the count below stays exact until commit.
     await tx.one("SELECT pg_advisory_xact_lock(hashtext('queued:' || $1))", [input.tenant]);
@@ -96,8 +101,11 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $11) RETURNING *`,
     newRunValues(input, tx.now),
   );
-  await appendEvent(tx, input, 'run.queued', queuedEventData(input));
+  if (steerTarget) await markSteer(tx, input.run_id, steerTarget.run_id);
+  const data = steerTarget ? steerEventData(input, steerTarget.run_id) : queuedEventData(input);
+  await appendEvent(tx, input, 'run.queued', data);
   tx.changes.push(queuedChange(input));
+  if (steerTarget) return { run: toRun(steerTarget), deduplicated: false, steer_id: input.run_id };
   return { run: toRun(row as RunRow), deduplicated: false };
 }
 

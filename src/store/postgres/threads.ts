@@ -15,12 +15,13 @@ export async function appendTurnToThread(
   run: RunRow,
   replyText: string,
   contextWindow: number,
+  steeredTexts: readonly string[] = [],
 ): Promise<void> {
   const existing = await tx.one<ThreadRow>(
     'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3 FOR UPDATE',
     [run.tenant, run.agent, run.scope],
   );
-  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, tx.now);
+  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, tx.now, steeredTexts);
   await tx.count(
     `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
      VALUES ($1, $2, $3, 1, 1, $4, $5)

@@ -38,8 +38,15 @@ export function messagesAfterTurn(
   replyText: string,
   contextWindow: number,
   now: number,
+  steeredTexts: readonly string[] = [],
 ): ThreadMessage[] {
   const ts = iso(now);
+  const steered = steeredTexts.map((content): ThreadMessage => ({
+    role: 'user',
+    content,
+    run_id: run.run_id,
+    ts,
+  }));
   return lastTurns(
     [
       ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
@@ -49,6 +56,7 @@ export function messagesAfterTurn(
         run_id: run.run_id,
         ts,
       },
+      ...steered,
       { role: 'assistant', content: replyText, run_id: run.run_id, ts },
     ],
     contextWindow,

@@ -95,7 +95,7 @@ function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: n
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
 function recordSuccess(ctx: StoreContext, row: RunRow, input: FinalizeInput, now: number): void {
   if (input.status !== 'succeeded') return;
-  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now);
+  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now, input.steered_texts);
   if (row.delivery_destination !== null) insertDeliveryForRun(ctx, row, now);
 }
 
@@ -139,21 +139,33 @@ export function cancelRun(
       .sql('SELECT * FROM runs WHERE run_id = ? AND tenant = ?')
       .get(runId, tenant) as RunRow | undefined;
     if (!current) return null;
-    const now = ctx.now();
-    const error = cancelError(reason);
-    const row = ctx
-      .sql(
-        `UPDATE runs SET status = 'cancelled', error = ?, finished_at = ?, lease_owner = NULL,
-           lease_expires_at = NULL
-         WHERE run_id = ? AND status IN ('queued', 'running') RETURNING *`,
-      )
-      .get(JSON.stringify(error), now, runId) as RunRow | undefined;
+    const row = cancelIn(ctx, changes, current, reason);
     if (!row) return toRun(current);
-    appendEvent(ctx, changes, row, 'run.cancelled', { reason }, now);
-    changes.push(terminalChange(tenant, runId, 'cancelled'));
     ctx.failpoints.hit('cancel.before_commit');
     return toRun(row);
   });
+}
+
+/** queued/running → cancelled inside the caller's transaction; undefined when it ended. */
+export function cancelIn(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  current: { tenant: string; run_id: string },
+  reason: string | null,
+): RunRow | undefined {
+  const now = ctx.now();
+  const error = cancelError(reason);
+  const row = ctx
+    .sql(
+      `UPDATE runs SET status = 'cancelled', error = ?, finished_at = ?, lease_owner = NULL,
+         lease_expires_at = NULL
+       WHERE run_id = ? AND status IN ('queued', 'running') RETURNING *`,
+    )
+    .get(JSON.stringify(error), now, current.run_id) as RunRow | undefined;
+  if (!row) return undefined;
+  appendEvent(ctx, changes, row, 'run.cancelled', { reason }, now);
+  changes.push(terminalChange(current.tenant, current.run_id, 'cancelled'));
+  return row;
 }
 
 /** Fails every queued or running run of an agent inside the caller's transaction. */

@@ -9,6 +9,8 @@ import {
   replayOf,
   requireAgentFound,
 } from '../rules/runs.ts';
+import { steerEventData } from '../rules/steering.ts';
+import { busyLaneAction, markSteer, steerReplay } from './steering.ts';
 import type { Run } from '../../types.ts';
 import type {
   ClaimedRun,
@@ -50,7 +52,9 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       const existing = ctx
         .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
         .get(input.tenant, input.request_id) as RunRow | undefined;
-      if (existing) return replayOf(existing, input);
+      if (existing) return steerReplay(ctx, input, existing) ?? replayOf(existing, input);
+      const steered = steerReplay(ctx, input, undefined);
+      if (steered) return steered;
     }
     const agent = ctx
       .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
@@ -64,6 +68,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
         .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
       refuseBusyLane(busy, input.scope);
     }
+    const steerTarget = busyLaneAction(ctx, changes, input);
     if (input.max_queued !== undefined && input.max_queued !== null) {
       const { queued } = ctx
         .sql(
@@ -82,9 +87,13 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
       )
       .run(newRunValues(input, now));
-    appendEvent(ctx, changes, input, 'run.queued', queuedEventData(input), now);
+    if (steerTarget) markSteer(ctx, input.run_id, steerTarget.run_id);
+    const data = steerTarget ? steerEventData(input, steerTarget.run_id) : queuedEventData(input);
+    appendEvent(ctx, changes, input, 'run.queued', data, now);
     changes.push(queuedChange(input));
     ctx.failpoints.hit('submit.before_commit');
+    if (steerTarget)
+      return { run: toRun(steerTarget), deduplicated: false, steer_id: input.run_id };
     return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
   });
   if (!result.deduplicated) ctx.afterCommit(() => ctx.failpoints.hit('submit.after_commit'));

@@ -12,6 +12,7 @@ import type {
   ClaimedDelivery,
   Delivery,
   DeliveryStatus,
+  EntryBody,
   JsonObject,
   Run,
   RunEntry,
@@ -49,8 +50,11 @@ import type {
   TokenLookup,
   McpServerRecord,
   SecretInfo,
+  PendingSteer,
+  ForkRunInput,
 } from '../store.ts';
 import * as artifacts from './artifacts.ts';
+import * as steering from './steering.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
@@ -235,6 +239,17 @@ export class SqliteStore implements Store {
   }
   async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     return this.ctx.batched(() => runWrites.cancelRun(this.ctx, tenant, runId, reason));
+  }
+  async takeSteers(
+    fence: Fence,
+    entryFor: (steer: PendingSteer) => EntryBody,
+  ): Promise<RunEntry[]> {
+    // The common case, nothing steered, costs one indexed read and no write.
+    if (!steering.hasPendingSteers(this.ctx, fence.run_id)) return [];
+    return this.ctx.batched(() => steering.takeSteers(this.ctx, fence, entryFor));
+  }
+  async forkRun(input: ForkRunInput): Promise<Run> {
+    return this.ctx.batched(() => steering.forkRun(this.ctx, input));
   }
   async getTrace(
     tenant: string,

@@ -26,9 +26,10 @@ export function appendTurnToThread(
   replyText: string,
   contextWindow: number,
   now: number,
+  steeredTexts: readonly string[] = [],
 ): void {
   const existing = threadRow(ctx, run.tenant, run.agent, run.scope);
-  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, now);
+  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, now, steeredTexts);
   ctx
     .sql(
       `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
