@@ -112,12 +112,12 @@ const RECONNECT_MS = 2000;
  *   onEvent: (type: string, data: any, id: string | undefined) => void,
  *   onState?: (state: 'live' | 'reconnecting' | 'ended' | 'error', error?: unknown) => void,
  *   isLast?: (type: string) => boolean,
+ *   lastEventId?: string,
  * }} handlers
  */
-export function follow(path, { onEvent, onState = () => {}, isLast = () => false }) {
+export function follow(path, { onEvent, onState = () => {}, isLast = () => false, lastEventId }) {
   const controller = new AbortController();
-  /** @type {string | undefined} */
-  let lastId;
+  let lastId = lastEventId;
   let finished = false;
 
   async function connectOnce() {

@@ -20,6 +20,7 @@ import {
 } from '../ui.js';
 
 const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
+const TRACE_PAGE = 1000;
 
 /** Arguments of every tool call by call_id, from the run's assistant entries. */
 function argumentsByCall(/** @type {any[]} */ entries) {
@@ -167,24 +168,49 @@ export function RunView({ tenant, route }) {
       }
     };
     const schedule = () => (frame ||= requestAnimationFrame(flush));
-    const stop = follow(`${base}/events`, {
-      isLast: (type) => TERMINAL.has(type),
-      onEvent(type, data) {
-        if (type === 'model.delta') {
-          deltas.current += 1;
-          pendingText[data.data.step] = (pendingText[data.data.step] ?? '') + data.data.text;
-        } else {
-          pending.push(data);
-          if (type !== 'model.request') refetch = true;
+    const onEvent = (/** @type {string} */ type, /** @type {any} */ data) => {
+      if (type === 'model.delta') {
+        deltas.current += 1;
+        pendingText[data.data.step] = (pendingText[data.data.step] ?? '') + data.data.text;
+      } else {
+        pending.push(data);
+        if (type !== 'model.request') refetch = true;
+      }
+      schedule();
+    };
+    let stop = () => {};
+    let closed = false;
+    // What is stored comes as one JSON read (one render, however long the trace);
+    // the stream then follows from the last seq read.
+    (async () => {
+      let after = 0;
+      let over = false;
+      for (;;) {
+        const page = await api.get(`${base}/trace?after=${after}&limit=${TRACE_PAGE}`);
+        if (closed) return;
+        for (const event of page.events) {
+          onEvent(event.type, event);
+          over ||= TERMINAL.has(event.type);
         }
-        schedule();
-      },
-      onState(state, error) {
-        setLive(state);
-        if (error) setProblem(error);
-      },
+        if (page.events.length > 0) after = page.events[page.events.length - 1].seq;
+        if (page.events.length < TRACE_PAGE) break;
+      }
+      if (over) return setLive('ended');
+      stop = follow(`${base}/events`, {
+        lastEventId: after > 0 ? String(after) : undefined,
+        isLast: (type) => TERMINAL.has(type),
+        onEvent,
+        onState(state, error) {
+          setLive(state);
+          if (error) setProblem(error);
+        },
+      });
+    })().catch((error) => {
+      setLive('error');
+      setProblem(error);
     });
     return () => {
+      closed = true;
       stop();
       if (frame) cancelAnimationFrame(frame);
     };
