@@ -241,6 +241,8 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const small = await signIn(phone, tenantToken);
     const found: string[] = [];
+    let checked = 0;
+    const started = Date.now();
     for (const view of views) {
       for (const [page, suffix] of [
         [acme, ''],
@@ -254,7 +256,10 @@ describe('web console (chromium against keel serve)', { skip }, () => {
           await page.click('button:text("Search")');
           await page.waitForSelector('[data-testid=memory-results], .error, .empty');
         }
-        const result = await new AxeBuilder({ page }).analyze();
+        // Legacy mode runs axe inside the page (no extra blank page per check): the
+        // console has no iframes, so nothing is missed, and it is several times faster.
+        const result = await new AxeBuilder({ page }).setLegacyMode(true).analyze();
+        checked += 1;
         for (const violation of result.violations) {
           if (violation.impact === 'serious' || violation.impact === 'critical') {
             found.push(`${view}${suffix}: ${violation.id} (${violation.nodes.length})`);
@@ -265,7 +270,7 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     }
     await phone.close();
     console.log(
-      `axe: ${views.length * 2} views checked, serious/critical: ${found.join('; ') || 'none'}`,
+      `axe: ${checked} view checks (desktop + phone) in ${Date.now() - started} ms, serious/critical: ${found.join('; ') || 'none'}`,
     );
     assert.deepEqual(found, []);
   });
@@ -314,9 +319,10 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     await admin.goto(`${keel.url}/#/runs/${bigRun}`);
     await admin.waitForSelector('[data-testid=timeline][data-render-ms]:not([data-render-ms=""])');
     const renderMs = Number(await admin.getAttribute('[data-testid=timeline]', 'data-render-ms'));
+    const fetchMs = Number(await admin.getAttribute('[data-testid=timeline]', 'data-fetch-ms'));
     const events = Number(await admin.getAttribute('[data-testid=timeline]', 'data-events'));
     console.log(
-      `run view: ${events} events rendered in ${renderMs} ms (budget ${RENDER_BUDGET_MS})`,
+      `run view: ${events} events fetched in ${fetchMs} ms, rendered and painted in ${renderMs} ms (budget ${RENDER_BUDGET_MS})`,
     );
     assert.equal(events, 1000);
     assert.ok(renderMs <= RENDER_BUDGET_MS, `${renderMs} ms`);
