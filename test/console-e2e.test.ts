@@ -74,8 +74,9 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     mkdirSync(OUTPUT, { recursive: true });
     ({ bigRun } = await seedBulkTenant(dir, 'bulk', BULK_RUNS));
     const config = join(dir, 'keel.toml');
-    // One attempt per delivery, so a single `retry` ack makes it dead.
-    writeFileSync(config, '[delivery]\nmax_attempts = 1\n');
+    // One attempt per delivery, so a single `retry` ack makes it dead; the hash embedder
+    // needs no model loading (the memory view only shows ranks).
+    writeFileSync(config, '[delivery]\nmax_attempts = 1\n\n[memory]\nembedder = "hash"\n');
     keel = await serveKeel(dir, ADMIN, config);
     for (const tenant of ['acme', 'other']) {
       assert.equal((await call('POST', '/v1/tenants', { name: tenant })).status, 201);

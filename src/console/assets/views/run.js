@@ -223,8 +223,11 @@ export function RunView({ tenant, route }) {
 
   const finished = events.some((event) => TERMINAL.has(event.type));
   useEffect(() => {
-    if (finished && renderMs === null)
-      setRenderMs(Math.round(performance.now() - mountedAt.current));
+    if (!finished || renderMs !== null) return;
+    // The frame after this commit has been painted: the timeline is on screen.
+    requestAnimationFrame(() =>
+      setTimeout(() => setRenderMs(Math.round(performance.now() - timing.current.dataAt))),
+    );
   }, [finished]);
 
   const items = useMemo(() => timeline(events), [events]);
