@@ -139,7 +139,10 @@ export async function retryDeadDelivery(
        RETURNING *`,
       [tx.now, deliveryId, tenant],
     );
-    return toDelivery(retryTransition(updated, deliveryId));
+    // The row is locked FOR UPDATE and was dead, so the update found it; a second check
+    // only guards the conditional update itself.
+    if (!updated) return toDelivery(retryTransition(undefined, deliveryId));
+    return toDelivery(updated);
   });
 }
 
