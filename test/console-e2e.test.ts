@@ -190,6 +190,9 @@ describe('web console (chromium against keel serve)', { skip }, () => {
       error: 'adapter down',
     });
     assert.equal(ack.body.delivery.status, 'dead');
+    const overview = await call('GET', '/v1/tenants/acme/overview', undefined, tenantToken);
+    assert.equal(overview.body.deliveries_dead, 1);
+    assert.equal((await call('GET', '/v1/overview', undefined, tenantToken)).status, 403);
     await acme.goto(`${keel.url}/#/deliveries`);
     const row = acme.locator(`tr:has-text("${delivery.delivery_id.slice(-12)}")`);
     await row.locator('.badge-dead').waitFor();
@@ -200,6 +203,9 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     console.log(`delivery: ${delivery.delivery_id} dead → ${listed.body.deliveries[0].status}`);
     assert.equal(listed.body.deliveries[0].status, 'pending');
     assert.equal(listed.body.deliveries[0].attempt, 0);
+    await acme.goto(`${keel.url}/#/overview`);
+    const figures = acme.locator('[data-testid=figures] .figure:has-text("deliveries dead")');
+    assert.equal(await figures.locator('.figure-value').textContent(), '0');
   });
 
   it('keeps a tenant token inside its tenant, in the UI and on the network', async () => {
