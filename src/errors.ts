@@ -58,6 +58,7 @@ export const ERROR_CATALOGUE = {
     message: 'the claim token does not match',
   },
   DELIVERY_NOT_CLAIMED: { status: 409, retryable: false, message: 'the delivery is not claimed' },
+  DELIVERY_NOT_DEAD: { status: 409, retryable: false, message: 'only a dead delivery is retried' },
   REQUEST_TIMEOUT: {
     status: 408,
     retryable: true,

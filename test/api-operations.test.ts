@@ -30,7 +30,14 @@ describe('operations', () => {
     assert.equal(ready.body.ok, true);
     const shell = await server.request('GET', '/', { token: null });
     assert.match(shell.headers.get('content-type') ?? '', /text\/html/);
-    assert.match(shell.text, /keel console — coming soon/);
+    assert.match(shell.text, /<script type="module" src="\/console\/app\.js"><\/script>/);
+    assert.match(shell.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    const app = await server.request('GET', '/console/app.js', { token: null });
+    assert.match(app.headers.get('content-type') ?? '', /text\/javascript/);
+    const missing = await server.request('GET', '/console/%2e%2e/%2e%2e/package.json', {
+      token: null,
+    });
+    assert.equal(missing.status, 404);
   });
 
   it('readyz answers 503 STORE_UNAVAILABLE with Retry-After when the store is down', async () => {

@@ -12,6 +12,7 @@ import {
 } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { KeelError } from '../errors.ts';
+import { consoleRoutes, loadConsoleAssets } from '../console/plugin.ts';
 import { installAuth } from './auth.ts';
 import { installCrossSiteGuard } from './cross-site.ts';
 import { installBodyParsers } from './body-parsers.ts';
@@ -23,11 +24,13 @@ import { requestIdFor } from './request-id.ts';
 import { TenantStreams, installStreamLimits } from './streams.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { artifactRoutes } from './routes/artifacts.ts';
+import { changeRoutes } from './routes/changes.ts';
 import { deliveryRoutes } from './routes/deliveries.ts';
 import { eventRoutes } from './routes/events.ts';
 import { memoryRoutes } from './routes/memory.ts';
 import { openaiRoutes } from './routes/openai.ts';
 import { operationRoutes } from './routes/operations.ts';
+import { overviewRoutes } from './routes/overview.ts';
 import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
 import { forkRoutes } from './routes/fork.ts';
@@ -125,6 +128,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   const zodApp: ZodApp = app.withTypeProvider<ZodTypeProvider>();
   operationRoutes(zodApp, deps);
+  consoleRoutes(app, loadConsoleAssets());
+  overviewRoutes(zodApp, deps);
   tenantRoutes(zodApp, deps);
   tokenRoutes(zodApp, deps);
   agentRoutes(zodApp, deps);
@@ -132,6 +137,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   runRoutes(zodApp, deps);
   forkRoutes(zodApp, deps);
   eventRoutes(zodApp, deps);
+  changeRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);
   toolRoutes(zodApp, deps);

@@ -170,6 +170,10 @@ export interface MigrationStatus {
 export interface StoreStats {
   runs_by_status: Record<RunStatus, number>;
   deliveries_by_status: Record<DeliveryStatus, number>;
+  /** Creation time (epoch ms) of the oldest queued run; null when none is queued. */
+  oldest_queued_ms: number | null;
+  /** Schedules whose last fire recorded an error. */
+  schedules_failing: number;
 }
 
 // --- artifacts and schedules (built-in capabilities) ---

@@ -75,7 +75,8 @@ export interface StoreLifecycle {
   migrationStatus(): Promise<MigrationStatus>;
   ping(): Promise<void>;
   close(): Promise<void>;
-  stats(): Promise<StoreStats>;
+  /** Every tenant's figures, or one tenant's. */
+  stats(tenant?: string): Promise<StoreStats>;
 }
 
 /** Committed changes, for waiters, workers and SSE. */
@@ -187,6 +188,8 @@ export interface DeliveryStore {
   claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]>;
   /** Throws DELIVERY_NOT_FOUND, CLAIM_TOKEN_MISMATCH, CLAIM_EXPIRED, DELIVERY_NOT_CLAIMED. */
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery>;
+  /** Dead → pending, due now, attempts reset. Throws DELIVERY_NOT_FOUND, DELIVERY_NOT_DEAD. */
+  retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery>;
 }
 
 export interface ArtifactStore {

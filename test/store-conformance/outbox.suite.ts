@@ -242,6 +242,60 @@ export function outboxSuite(factory: StoreFactory): void {
       assert.deepEqual(await claim(store, { max_attempts: 2 }), []);
     });
 
+    it('retryDeadDelivery hands a dead row back, due now with fresh attempts, once', async () => {
+      const { store, clock } = await harness.fresh();
+      const [deadRun, liveRun] = await deliveriesFor(store, ['tg:1', 'tg:2']);
+      const [first] = await claim(store, { destination_prefix: 'tg:1', max_attempts: 1 });
+      assert.ok(first);
+      await store.ackDelivery(TENANT, first.delivery_id, {
+        claim_token: first.claim_token,
+        outcome: 'retry',
+        error: 'adapter down',
+        max_attempts: 1,
+      });
+      assert.equal(await statusOf(store, deadRun ?? ''), 'dead');
+      const other = (await store.listDeliveries(TENANT, { run_id: liveRun ?? '' }, 1)).items[0];
+      await rejectsWith(
+        store.retryDeadDelivery(TENANT, other?.delivery_id ?? ''),
+        'DELIVERY_NOT_DEAD',
+      );
+      await rejectsWith(
+        store.retryDeadDelivery('other-tenant', first.delivery_id),
+        'DELIVERY_NOT_FOUND',
+      );
+      await rejectsWith(store.retryDeadDelivery(TENANT, 'no-such-delivery'), 'DELIVERY_NOT_FOUND');
+
+      clock.advance(1000);
+      const retried = await store.retryDeadDelivery(TENANT, first.delivery_id);
+      assert.equal(retried.status, 'pending');
+      assert.equal(retried.attempt, 0);
+      assert.equal(retried.last_error, 'adapter down', 'the last error stays for the operator');
+      assert.equal(retried.next_attempt_at, new Date(clock.now()).toISOString());
+      await rejectsWith(store.retryDeadDelivery(TENANT, first.delivery_id), 'DELIVERY_NOT_DEAD');
+      const [again] = await claim(store, { destination_prefix: 'tg:1', max_attempts: 1 });
+      assert.equal(again?.delivery_id, first.delivery_id);
+      assert.equal(again?.attempt, 1);
+    });
+
+    it('stats counts one tenant or all, with the oldest queued run and failing schedules', async () => {
+      const { store, clock } = await harness.fresh();
+      await deliveriesFor(store, ['tg:1']);
+      const queuedAt = clock.now();
+      await store.enqueueRun(turn({ scope: 'waiting' }));
+      clock.advance(5000);
+      await store.enqueueRun(turn({ scope: 'waiting-too' }));
+      const mine = await store.stats(TENANT);
+      assert.equal(mine.runs_by_status.queued, 2);
+      assert.equal(mine.runs_by_status.succeeded, 1);
+      assert.equal(mine.deliveries_by_status.pending, 1);
+      assert.equal(mine.oldest_queued_ms, queuedAt);
+      assert.equal(mine.schedules_failing, 0);
+      const nobody = await store.stats('other-tenant');
+      assert.equal(nobody.runs_by_status.queued, 0);
+      assert.equal(nobody.oldest_queued_ms, null);
+      assert.equal((await store.stats()).runs_by_status.queued, 2);
+    });
+
     it('listDeliveries pages newest first over every row exactly once', async () => {
       const { store } = await harness.fresh();
       const runIds = await deliveriesFor(store, ['tg:1', 'tg:2', 'tg:3', 'tg:4', 'tg:5']);

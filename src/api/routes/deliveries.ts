@@ -109,4 +109,15 @@ export function deliveryRoutes(app: ZodApp, deps: Deps): void {
       return { delivery };
     },
   );
+
+  app.post(
+    '/v1/tenants/:tenant/deliveries/:id/retry',
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: ackParams, body: z.strictObject({}).nullish() },
+    },
+    async (request) => ({
+      delivery: await store.retryDeadDelivery(request.params.tenant, request.params.id),
+    }),
+  );
 }

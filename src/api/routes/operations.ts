@@ -1,6 +1,6 @@
-// Operations: liveness, readiness, Prometheus metrics, the OpenAPI document and the
-// console shell. Everything but /metrics is open; /metrics needs the admin token when
-// one is configured.
+// Operations: liveness, readiness, Prometheus metrics and the OpenAPI document.
+// Everything but /metrics is open; /metrics needs the admin token when one is
+// configured. The console (`GET /`) is src/console/plugin.ts.
 
 import { KeelError } from '../../errors.ts';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
@@ -8,15 +8,6 @@ import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import type { StoreLifecycle } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<StoreLifecycle>;
-
-const CONSOLE_SHELL = `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>keel</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"></head>
-<body><main><h1>keel</h1><p>keel console — coming soon.</p>
-<p>The API is described at <a href="/openapi.json">/openapi.json</a>.</p></main></body>
-</html>
-`;
 
 async function refreshGauges(deps: Deps): Promise<void> {
   const stats = await deps.store.stats();
@@ -55,11 +46,4 @@ export function operationRoutes(app: ZodApp, deps: Deps): void {
   });
 
   app.get('/openapi.json', { config: { auth: 'open' }, schema: hidden }, async () => app.swagger());
-
-  app.get('/', { config: { auth: 'open' }, schema: hidden }, async (_request, reply) =>
-    reply
-      .type('text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'")
-      .send(CONSOLE_SHELL),
-  );
 }

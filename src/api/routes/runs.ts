@@ -116,4 +116,23 @@ export function runRoutes(app: ZodApp, deps: Deps): void {
       return { events };
     },
   );
+
+  app.get(
+    '/v1/tenants/:tenant/runs/:id/entries',
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        tags,
+        description:
+          "The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order.",
+        params: runParams,
+      },
+    },
+    async (request) => {
+      const { tenant, id } = request.params;
+      // Checked through the tenant first: loadEntries itself knows no tenant.
+      if (!(await store.getRun(tenant, id))) throw runNotFound(id);
+      return { entries: await store.loadEntries(id) };
+    },
+  );
 }

@@ -5,6 +5,7 @@
 
 import {
   ackTransition,
+  retryTransition,
   claimedDelivery,
   claimExpired,
   hashClaimToken,
@@ -120,6 +121,27 @@ export async function ackDelivery(
     );
     if (!updated) throw claimExpired(deliveryId);
     ctx.failpoints.hit('outbox.ack.before_commit');
+    return toDelivery(updated);
+  });
+}
+
+export async function retryDeadDelivery(
+  ctx: PgContext,
+  tenant: string,
+  deliveryId: string,
+): Promise<Delivery> {
+  return ctx.write(async (tx) => {
+    retryTransition(await deliveryRow(tx, tenant, deliveryId, true), deliveryId);
+    const updated = await tx.one<DeliveryRow>(
+      `UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at = $1,
+         claim_token_hash = NULL, claim_expires_at = NULL, updated_at = $1
+       WHERE delivery_id = $2 AND tenant = $3 AND status = 'dead'
+       RETURNING *`,
+      [tx.now, deliveryId, tenant],
+    );
+    // The row is locked FOR UPDATE and was dead, so the update found it; a second check
+    // only guards the conditional update itself.
+    if (!updated) return toDelivery(retryTransition(undefined, deliveryId));
     return toDelivery(updated);
   });
 }

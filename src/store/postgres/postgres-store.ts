@@ -139,18 +139,31 @@ export class PostgresStore implements Store {
     return this.ctx.hub.subscribe(listener);
   }
 
-  async stats(): Promise<StoreStats> {
+  async stats(tenant?: string): Promise<StoreStats> {
+    const params = tenant === undefined ? [] : [tenant];
+    const and = tenant === undefined ? '' : 'AND tenant = $1';
     const count = async <K extends string>(table: string, keys: readonly K[]) => {
       const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
       const rows = await this.ctx.read.rows<{ status: K; n: number }>(
-        `SELECT status, COUNT(*)::int AS n FROM ${table} GROUP BY status`,
+        `SELECT status, COUNT(*)::int AS n FROM ${table} WHERE true ${and} GROUP BY status`,
+        params,
       );
       for (const row of rows) counts[row.status] = row.n;
       return counts;
     };
+    const oldest = await this.ctx.read.one<{ t: string | null }>(
+      `SELECT MIN(created_at)::text AS t FROM runs WHERE status = 'queued' ${and}`,
+      params,
+    );
+    const failing = await this.ctx.read.one<{ n: number }>(
+      `SELECT COUNT(*)::int AS n FROM schedules WHERE last_error IS NOT NULL ${and}`,
+      params,
+    );
     return {
       runs_by_status: await count<RunStatus>('runs', RUN_STATUSES),
       deliveries_by_status: await count<DeliveryStatus>('deliveries', DELIVERY_STATUSES),
+      oldest_queued_ms: oldest?.t == null ? null : Number(oldest.t),
+      schedules_failing: failing?.n ?? 0,
     };
   }
 
@@ -270,6 +283,9 @@ export class PostgresStore implements Store {
   }
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery> {
     return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+  }
+  retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {
+    return deliveries.retryDeadDelivery(this.ctx, tenant, deliveryId);
   }
 
   putArtifact(

@@ -93,3 +93,17 @@ export function ackTransition(
     next_attempt_at: now + Math.max(input.retry_after_ms ?? 0, deliveryBackoffMs(row.attempt)),
   };
 }
+
+/**
+ * A dead delivery handed back to the outbox by an operator: pending, due now, with a
+ * fresh attempt budget (a claim kills rows whose attempts are spent). Throws
+ * DELIVERY_NOT_FOUND or DELIVERY_NOT_DEAD; the backend's update is conditional on
+ * `status = 'dead'`, so a concurrent retry changes the row once.
+ */
+export function retryTransition(row: DeliveryRow | undefined, deliveryId: string): DeliveryRow {
+  if (!row) throw new KeelError('DELIVERY_NOT_FOUND', `delivery ${deliveryId} not found`);
+  if (row.status !== 'dead') {
+    throw new KeelError('DELIVERY_NOT_DEAD', `delivery ${deliveryId} is ${row.status}, not dead`);
+  }
+  return row;
+}

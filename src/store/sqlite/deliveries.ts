@@ -3,6 +3,7 @@
 
 import {
   ackTransition,
+  retryTransition,
   claimedDelivery,
   claimExpired,
   hashClaimToken,
@@ -132,6 +133,23 @@ export function ackDelivery(
     if (changed !== 1) throw claimExpired(deliveryId);
     ctx.failpoints.hit('outbox.ack.before_commit');
     return toDelivery(deliveryRow(ctx, tenant, deliveryId) as DeliveryRow);
+  });
+}
+
+export function retryDeadDelivery(ctx: StoreContext, tenant: string, deliveryId: string): Delivery {
+  return ctx.write(() => {
+    const now = ctx.now();
+    retryTransition(deliveryRow(ctx, tenant, deliveryId), deliveryId);
+    const changed = ctx
+      .sql(
+        `UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at = ?,
+           claim_token_hash = NULL, claim_expires_at = NULL, updated_at = ?
+         WHERE delivery_id = ? AND tenant = ? AND status = 'dead'`,
+      )
+      .run(now, now, deliveryId, tenant).changes;
+    const row = deliveryRow(ctx, tenant, deliveryId);
+    if (changed !== 1) retryTransition(row, deliveryId);
+    return toDelivery(row as DeliveryRow);
   });
 }
 

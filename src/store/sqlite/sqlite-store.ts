@@ -86,14 +86,31 @@ function countBy<K extends string>(
   db: SqliteDatabase,
   table: 'runs' | 'deliveries',
   keys: readonly K[],
+  tenant: string | undefined,
 ): Record<K, number> {
   const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
-  const rows = db.prepare(`SELECT status, COUNT(*) AS n FROM ${table} GROUP BY status`).all() as {
-    status: K;
-    n: number;
-  }[];
+  const where = tenant === undefined ? '' : 'WHERE tenant = ?';
+  const rows = db
+    .prepare(`SELECT status, COUNT(*) AS n FROM ${table} ${where} GROUP BY status`)
+    .all(...(tenant === undefined ? [] : [tenant])) as { status: K; n: number }[];
   for (const row of rows) counts[row.status] = row.n;
   return counts;
+}
+
+/** The oldest queued run's creation time and the schedules whose last fire failed. */
+function backlog(
+  db: SqliteDatabase,
+  tenant: string | undefined,
+): Pick<StoreStats, 'oldest_queued_ms' | 'schedules_failing'> {
+  const and = tenant === undefined ? '' : 'AND tenant = ?';
+  const params = tenant === undefined ? [] : [tenant];
+  const oldest = db
+    .prepare(`SELECT MIN(created_at) AS t FROM runs WHERE status = 'queued' ${and}`)
+    .get(...params) as { t: number | null };
+  const failing = db
+    .prepare(`SELECT COUNT(*) AS n FROM schedules WHERE last_error IS NOT NULL ${and}`)
+    .get(...params) as { n: number };
+  return { oldest_queued_ms: oldest.t, schedules_failing: failing.n };
 }
 
 export class SqliteStore implements Store {
@@ -151,10 +168,12 @@ export class SqliteStore implements Store {
     return this.ctx.hub.subscribe(listener);
   }
 
-  async stats(): Promise<StoreStats> {
+  async stats(tenant?: string): Promise<StoreStats> {
+    const { db } = this.ctx;
     return {
-      runs_by_status: countBy<RunStatus>(this.ctx.db, 'runs', RUN_STATUSES),
-      deliveries_by_status: countBy<DeliveryStatus>(this.ctx.db, 'deliveries', DELIVERY_STATUSES),
+      runs_by_status: countBy<RunStatus>(db, 'runs', RUN_STATUSES, tenant),
+      deliveries_by_status: countBy<DeliveryStatus>(db, 'deliveries', DELIVERY_STATUSES, tenant),
+      ...backlog(db, tenant),
     };
   }
 
@@ -292,6 +311,9 @@ export class SqliteStore implements Store {
     input: DeliveryAckInput,
   ): Promise<Delivery> {
     return this.ctx.batched(() => deliveries.ackDelivery(this.ctx, tenant, deliveryId, input));
+  }
+  async retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {
+    return this.ctx.batched(() => deliveries.retryDeadDelivery(this.ctx, tenant, deliveryId));
   }
 
   // --- artifacts and schedules (built-in capabilities) ---

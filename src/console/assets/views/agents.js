@@ -1,0 +1,117 @@
+// Agents: the definitions, each editable as JSON. The server validates (PUT T/agents/:a);
+// its message — which names the field — is shown inline under the editor. Also the
+// tools the agent's model is sent (GET T/tools?agent=).
+
+import { ApiError, api, tenantPath } from '../api.js';
+import { Loaded, html, useLoad, useState, when } from '../ui.js';
+
+const READ_ONLY = ['tenant', 'name', 'created_at', 'updated_at'];
+
+function definitionOf(/** @type {any} */ agent) {
+  const copy = { ...agent };
+  for (const key of READ_ONLY) delete copy[key];
+  return JSON.stringify(copy, null, 2);
+}
+
+function Editor({ tenant, agent, onSaved }) {
+  const [text, setText] = useState(definitionOf(agent));
+  const [problem, setProblem] = useState(/** @type {string | null} */ (null));
+  const [saved, setSaved] = useState(false);
+  const tools = useLoad(
+    (signal) => api.get(tenantPath(tenant, `/tools?agent=${agent.name}`), { signal }),
+    [tenant, agent.name],
+  );
+  async function save(/** @type {Event} */ event) {
+    event.preventDefault();
+    setSaved(false);
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (error) {
+      setProblem(`not JSON: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    try {
+      await api.put(tenantPath(tenant, `/agents/${agent.name}`), body);
+      setProblem(null);
+      setSaved(true);
+      onSaved();
+    } catch (error) {
+      setProblem(error instanceof ApiError ? `${error.code}: ${error.message}` : String(error));
+    }
+  }
+  const id = `agent-${agent.name}`;
+  return html`<section class="card" aria-labelledby=${`${id}-title`}>
+    <h2 id=${`${id}-title`}>${agent.name}</h2>
+    <p class="muted">updated ${when(agent.updated_at)}</p>
+    <form onSubmit=${save}>
+      <label for=${id}>Definition (JSON)</label>
+      <textarea
+        id=${id}
+        class="mono"
+        rows="12"
+        spellcheck="false"
+        aria-invalid=${problem ? 'true' : 'false'}
+        aria-describedby=${problem ? `${id}-error` : undefined}
+        value=${text}
+        onInput=${(/** @type {any} */ e) => setText(e.currentTarget.value)}
+      ></textarea>
+      ${
+        problem &&
+        html`<p class="field-error" id=${`${id}-error`} role="alert" data-testid="agent-error">
+          ${problem}
+        </p>`
+      }
+      <button type="submit">Save</button>
+      ${saved && html`<span role="status" class="ok"> Saved.</span>`}
+    </form>
+    <h3>Tools this agent can see</h3>
+    <${Loaded}
+      state=${tools}
+      empty=${tools.data?.tools.length === 0 && 'This agent sees no tools.'}
+    >
+      <ul class="tools" data-testid="agent-tools">
+        ${(tools.data?.tools ?? []).map(
+          (/** @type {any} */ t) =>
+            html`<li>
+              <strong class="mono">${t.name}</strong>
+              <span class="muted">${t.family} · ${t.effect}</span> <br />${t.description}
+            </li>`,
+        )}
+      </ul>
+    <//>
+  </section>`;
+}
+
+export function AgentsView({ tenant }) {
+  const state = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
+  const [open, setOpen] = useState(/** @type {string | null} */ (null));
+  const agents = state.data?.agents ?? [];
+  const chosen = agents.find((/** @type {any} */ a) => a.name === open);
+  return html`<h1>Agents</h1>
+    <${Loaded} state=${state} empty=${agents.length === 0 && 'No agents yet (PUT T/agents/:name).'}>
+      <ul class="chips">
+        ${agents.map(
+          (/** @type {any} */ a) =>
+            html`<li>
+              <button
+                type="button"
+                aria-pressed=${open === a.name ? 'true' : 'false'}
+                onClick=${() => setOpen(a.name)}
+              >
+                ${a.name} <span class="muted">${a.model}</span>
+              </button>
+            </li>`,
+        )}
+      </ul>
+    <//>
+    ${
+      chosen &&
+      html`<${Editor}
+        key=${chosen.name}
+        tenant=${tenant}
+        agent=${chosen}
+        onSaved=${state.reload}
+      />`
+    }`;
+}
