@@ -5,6 +5,7 @@
 // worker is terminated (not awaited: a guest cannot catch terminate()) and replaced.
 // Whatever a guest does becomes a SandboxResult; nothing here throws because of a guest.
 
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { JsonValue } from '../types.ts';
 
@@ -33,7 +34,9 @@ export interface SandboxJob {
   input: Uint8Array;
   maxOutputBytes: number;
   memoryLimitBytes: number;
-  /** Epoch ms: past it the call is WASM_TIMEOUT and its worker is replaced. */
+  /** The guest's wall-clock budget, counted from when a worker takes the call. */
+  timeoutMs: number;
+  /** Epoch ms (the run's): past it the call is WASM_TIMEOUT, queued or running. */
   deadline: number;
   signal: AbortSignal;
 }
@@ -75,7 +78,7 @@ function nearCap(memoryBytes: number, limit: number): boolean {
 }
 
 export function classify(outcome: ThreadOutcome, memoryLimitBytes: number): SandboxResult {
-  if (outcome.deadline) return { ok: false, code: 'WASM_TIMEOUT', message: 'the deadline passed' };
+  if (outcome.deadline) return TIMED_OUT;
   if (outcome.overflow) {
     return {
       ok: false,
@@ -113,12 +116,30 @@ export function classify(outcome: ThreadOutcome, memoryLimitBytes: number): Sand
 interface Pending {
   id: number;
   job: SandboxJob;
+  /** Settles the call now; a running call's worker is replaced. */
+  stop(result: SandboxResult): void;
   settle(result: SandboxResult): void;
+  /** Set when a worker takes the call: the guest's budget. */
+  guestTimer?: NodeJS.Timeout;
 }
 
 interface Slot {
   worker: Worker;
+  /** Said it is ready: a call posted now starts at once (a new worker takes ~20 ms to start). */
+  ready: boolean;
   call: Pending | null;
+}
+
+const ABORTED: SandboxResult = { ok: false, code: 'ABORTED', message: 'the call was aborted' };
+const TIMED_OUT: SandboxResult = {
+  ok: false,
+  code: 'WASM_TIMEOUT',
+  message: 'the deadline passed',
+};
+
+/** One worker per core, at least 1 and at most 4: a call keeps its worker's core busy. */
+export function defaultPoolSize(): number {
+  return Math.max(1, Math.min(4, availableParallelism()));
 }
 
 export function createWasmPool(options: { size: number }): WasmPool {
@@ -137,9 +158,16 @@ export function createWasmPool(options: { size: number }): WasmPool {
       stderr: true,
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
+    slot.ready = false;
     worker.stdout.resume();
     worker.stderr.resume();
-    worker.on('message', (outcome: ThreadOutcome) => {
+    worker.on('message', (outcome: ThreadOutcome | { ready: true }) => {
+      if (slot.worker !== worker) return;
+      if ('ready' in outcome) {
+        slot.ready = true;
+        pump();
+        return;
+      }
       const call = slot.call;
       if (!call || call.id !== outcome.id || slot.worker !== worker) return;
       slot.call = null;
@@ -169,22 +197,30 @@ export function createWasmPool(options: { size: number }): WasmPool {
 
   function pump(): void {
     for (const slot of slots) {
-      if (slot.call || queue.length === 0) continue;
-      const call = queue.shift() as Pending;
+      if (slot.call || !slot.ready) continue;
+      let call = queue.shift();
+      while (call?.job.signal.aborted) {
+        call.settle(ABORTED);
+        call = queue.shift();
+      }
+      if (!call) return;
       slot.call = call;
       const { job } = call;
+      const budget = Math.max(0, Math.min(job.timeoutMs, job.deadline - Date.now()));
+      const current = call;
+      call.guestTimer = setTimeout(() => current.stop(TIMED_OUT), budget);
       slot.worker.postMessage({
         id: call.id,
         module: job.module,
         input: job.input,
         maxOutput: job.maxOutputBytes,
-        timeoutMs: Math.max(0, job.deadline - Date.now()),
+        timeoutMs: budget,
       });
     }
   }
 
   for (let i = 0; i < options.size; i++) {
-    const slot = { call: null } as unknown as Slot;
+    const slot = { call: null, ready: false } as unknown as Slot;
     slot.worker = spawn(slot);
     slots.push(slot);
   }
@@ -194,30 +230,28 @@ export function createWasmPool(options: { size: number }): WasmPool {
       if (closed) {
         return Promise.resolve({ ok: false, code: 'WASM_CRASHED', message: 'the pool is closed' });
       }
-      if (job.signal.aborted) {
-        return Promise.resolve({ ok: false, code: 'ABORTED', message: 'the call was aborted' });
-      }
+      if (job.signal.aborted) return Promise.resolve(ABORTED);
       return new Promise<SandboxResult>((resolve) => {
-        const onAbort = () => stop({ ok: false, code: 'ABORTED', message: 'the call was aborted' });
+        const onAbort = () => call.stop(ABORTED);
         const call: Pending = {
           id: nextId++,
           job,
+          stop(result) {
+            const slot = slots.find((candidate) => candidate.call === call);
+            const queued = queue.indexOf(call);
+            if (queued >= 0) queue.splice(queued, 1);
+            call.settle(result);
+            if (slot) replace(slot);
+          },
           settle(result) {
             clearTimeout(timer);
+            clearTimeout(call.guestTimer);
             job.signal.removeEventListener('abort', onAbort);
             resolve(result);
           },
         };
-        // Settle now; a running call's worker is replaced, a queued call just leaves.
-        const stop = (result: SandboxResult) => {
-          const slot = slots.find((candidate) => candidate.call === call);
-          if (slot) replace(slot);
-          const queued = queue.indexOf(call);
-          if (queued >= 0) queue.splice(queued, 1);
-          call.settle(result);
-        };
         const timer = setTimeout(
-          () => stop({ ok: false, code: 'WASM_TIMEOUT', message: 'the deadline passed' }),
+          () => call.stop(TIMED_OUT),
           Math.max(0, job.deadline - Date.now()),
         );
         job.signal.addEventListener('abort', onAbort, { once: true });

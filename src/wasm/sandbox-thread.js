@@ -261,3 +261,5 @@ function run(job) {
 parentPort.on('message', (job) => {
   parentPort.postMessage(run(job));
 });
+// Ready for calls: the host starts a call's clock only from here.
+parentPort.postMessage({ ready: true });
