@@ -2,9 +2,13 @@
 // refusals (4xx naming the field, nothing stored, server up), the tools in T/tools and
 // in runs driven by the fixture model's `@call wasm_…` lines (envelope, idempotency key,
 // each hostile module's code as the model sees it), module_artifact, DELETE, and tenant
-// isolation.
+// isolation; `keel wasm put|list|rm` through bin/keel.js.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
@@ -244,5 +248,65 @@ describe('calls in runs', () => {
     assert.equal((await api('GET', '/v1/tenants/acme/wasm-tools/echo')).status, 404);
     const gone = await runCalls('acme', ['@call wasm_echo {"n": 1}'], 's2');
     assert.equal(gone.results[0].error.code, 'TOOL_NOT_FOUND');
+  });
+});
+
+describe('keel wasm (CLI)', () => {
+  const cli = async (...args: string[]) => {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (!key.startsWith('KEEL_')) env[key] = value;
+    }
+    try {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [new URL('../bin/keel.js', import.meta.url).pathname, 'wasm', ...args],
+        { env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'other' } },
+      );
+      return { code: 0, stdout };
+    } catch (error) {
+      const failed = error as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout + failed.stderr };
+    }
+  };
+
+  it('put, list and rm a module file; a bad module is the API error, exit non-zero', async () => {
+    const file = join(keel.dir, 'trivial.wasm');
+    await writeFile(file, modules.trivial);
+    const put = await cli(
+      'put',
+      'trivial',
+      '--module',
+      file,
+      '--effect',
+      'read_only',
+      '--description',
+      'answers ok',
+      '--timeout-ms',
+      '1000',
+    );
+    assert.equal(put.code, 0, put.stdout);
+    assert.match(put.stdout, /wasm tool wasm_trivial saved \(229 bytes/);
+    const listed = await cli('list');
+    assert.match(
+      listed.stdout,
+      /^wasm_trivial\tread_only\t229 bytes\t1000 ms\t64 MiB\tanswers ok$/m,
+    );
+    const bad = join(keel.dir, 'foreign.wasm');
+    await writeFile(bad, modules.foreignImport);
+    const refused = await cli(
+      'put',
+      'bad',
+      '--module',
+      bad,
+      '--effect',
+      'read_only',
+      '--description',
+      'x',
+    );
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stdout, /WASM_MODULE_INVALID/);
+    assert.equal((await cli('rm', 'trivial')).code, 0);
+    assert.equal((await api('GET', '/v1/tenants/other/wasm-tools/trivial')).status, 404);
   });
 });
