@@ -5,7 +5,8 @@ import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**'] },
+  // examples/wasm-tools is AssemblyScript (its own types, built by asc), not keel's TS.
+  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**', 'examples/wasm-tools/**'] },
   ...tseslint.configs.recommended,
   {
     // The console's browser modules (docs/console.md): plain ES modules, no type

@@ -10,6 +10,7 @@ import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
 import { runScaleBench } from './scale.ts';
 import { runSoakBench } from './soak.ts';
+import { runWasmBench } from './wasm.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   checkpoint: runCheckpointBench,
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: runScaleBench,
   fairness: runFairnessBench,
   soak: runSoakBench,
+  wasm: runWasmBench,
 };
 
 const requested = process.argv.slice(2);

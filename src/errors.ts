@@ -38,6 +38,12 @@ export const ERROR_CATALOGUE = {
   MCP_SERVER_NOT_FOUND: { status: 404, retryable: false, message: 'MCP server not found' },
   SECRET_NOT_FOUND: { status: 404, retryable: false, message: 'secret not found' },
   WEBHOOK_NOT_FOUND: { status: 404, retryable: false, message: 'webhook not found' },
+  WASM_TOOL_NOT_FOUND: { status: 404, retryable: false, message: 'WebAssembly tool not found' },
+  WASM_MODULE_INVALID: {
+    status: 400,
+    retryable: false,
+    message: 'the module is not a WASI preview-1 command module keel can run',
+  },
   MCP_SERVER_FAILED: {
     status: 400,
     retryable: false,
@@ -199,6 +205,14 @@ export const TOOL_RESULT_CODES = {
   MCP_TOOL_ERROR: 'the MCP server answered the call with isError',
   MCP_PROTOCOL_ERROR: 'the MCP server answered with a protocol error or could not be reached',
   MCP_SERVER_EXITED: 'the MCP server process ended while the call was in flight',
+  // Raised by WebAssembly tools (src/wasm).
+  WASM_TRAP: 'the module trapped (unreachable, out-of-bounds access, stack overflow …)',
+  WASM_EXIT_NONZERO: 'the module exited with a non-zero code (stderr is in the message)',
+  WASM_BAD_OUTPUT: 'the module wrote no valid JSON on stdout',
+  WASM_OUTPUT_TOO_LARGE: "the module wrote more than the tool's max_output_bytes",
+  WASM_MEMORY_LIMIT: "the module hit the tool's memory_limit_mb",
+  WASM_TIMEOUT: "the module ran past the tool's timeout_ms; its worker was replaced",
+  WASM_CRASHED: 'the sandbox worker died during the call',
 } as const;
 export type ToolResultCode = keyof typeof TOOL_RESULT_CODES;
 

@@ -38,6 +38,11 @@ import { createToolCatalog } from './mcp/catalog.ts';
 import { createSchemaCompiler } from './mcp/discovery.ts';
 import { createMcpService } from './mcp/service.ts';
 import { createMcpSessions } from './mcp/sessions.ts';
+import { withWasmTools } from './wasm/catalog.ts';
+import { createCompiledModules } from './wasm/modules.ts';
+import type { WasmPool } from './wasm/pool.ts';
+import { createWasmPool, defaultPoolSize } from './wasm/pool.ts';
+import { createWasmService } from './wasm/service.ts';
 import type { SeededBug } from './seeded-bugs.ts';
 import { checkSeededBugs } from './seeded-bugs.ts';
 
@@ -178,7 +183,18 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       logger,
       onDiscoveryFailure: () => metrics.mcpDiscoveryFailures.inc(),
     });
-    const toolsFor = createToolCatalog({ builtins: tools, store, sessions: mcpSessions, compile });
+    // WebAssembly tools (docs/wasm-tools.md): the sandbox pool starts with the first call.
+    const wasmModules = createCompiledModules(store);
+    let wasmPool: WasmPool | null = null;
+    const wasmRunner = {
+      modules: wasmModules,
+      pool: () => (wasmPool ??= createWasmPool({ size: defaultPoolSize() })),
+    };
+    const wasm = createWasmService({ store, modules: wasmModules, compile });
+    const toolsFor = withWasmTools(
+      createToolCatalog({ builtins: tools, store, sessions: mcpSessions, compile }),
+      { store, runner: wasmRunner, compile },
+    );
     const worker = createWorker({
       store,
       tools,
@@ -212,7 +228,18 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     api =
       role === 'api' || role === 'all'
-        ? await buildApi({ config, store, logger, metrics, live, tools, toolsFor, mcp, memory })
+        ? await buildApi({
+            config,
+            store,
+            logger,
+            metrics,
+            live,
+            tools,
+            toolsFor,
+            mcp,
+            wasm,
+            memory,
+          })
         : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
@@ -259,6 +286,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
             app.close(),
           ]);
           await mcpSessions.closeAll();
+          await (wasmPool as WasmPool | null)?.close();
           await embedder.close?.();
           await store.close();
         })();

@@ -39,6 +39,7 @@ import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { tokenRoutes } from './routes/tokens.ts';
 import { mcpRoutes, secretRoutes } from './routes/mcp.ts';
+import { wasmToolRoutes } from './routes/wasm-tools.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
@@ -143,6 +144,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   toolRoutes(zodApp, deps);
   secretRoutes(zodApp, deps);
   if (deps.mcp) mcpRoutes(zodApp, deps, deps.mcp);
+  if (deps.wasm) wasmToolRoutes(zodApp, deps, deps.wasm);
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);

@@ -18,6 +18,7 @@ import type { Store } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolsForTenant } from '../mcp/catalog.ts';
 import type { McpService } from '../mcp/service.ts';
+import type { WasmService } from '../wasm/service.ts';
 
 export interface ApiDeps {
   config: KeelConfig;
@@ -34,6 +35,8 @@ export interface ApiDeps {
   toolsFor?: ToolsForTenant;
   /** MCP servers (docs/mcp.md); absent → the T/mcp routes are not served. */
   mcp?: McpService;
+  /** WebAssembly tools (docs/wasm-tools.md); absent → the T/wasm-tools routes are not served. */
+  wasm?: WasmService;
   /** Memory (embedder chosen in main.ts); absent → the memory routes are not served. */
   memory?: MemoryService;
 }

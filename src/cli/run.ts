@@ -5,6 +5,7 @@ import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
 import { FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
 import { MCP_USAGE, SECRETS_USAGE, mcpCommand, secretsCommand } from './mcp.ts';
+import { WASM_USAGE, wasmCommand } from './wasm.ts';
 import { MEMORY_USAGE, memoryCommand } from './memory.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
 import { RUNS_USAGE, runsCommand } from './runs.ts';
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
   token: { run: tokenCommand, usage: TOKEN_USAGE, about: 'create a tenant token' },
   agent: { run: agentCommand, usage: AGENT_USAGE, about: 'create or replace an agent' },
   mcp: { run: mcpCommand, usage: MCP_USAGE, about: "a tenant's MCP servers and their tools" },
+  wasm: { run: wasmCommand, usage: WASM_USAGE, about: "a tenant's WebAssembly tools" },
   secrets: {
     run: secretsCommand,
     usage: SECRETS_USAGE,

@@ -344,3 +344,23 @@ export interface SecretInfo {
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * A WebAssembly tool of a tenant as listed (docs/wasm-tools.md): the manifest is opaque
+ * JSON here (src/wasm gives it meaning); the module bytes are left out.
+ */
+export interface WasmToolInfo {
+  tenant: string;
+  name: string;
+  manifest: JsonObject;
+  /** Hex SHA-256 of the stored module: the compiled-module cache key. */
+  sha256: string;
+  module_bytes: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** With the module as keel runs it (memory maximum already rewritten). */
+export interface WasmToolRecord extends WasmToolInfo {
+  module: Uint8Array;
+}

@@ -59,6 +59,8 @@ import type {
   MemoryVectorUpdate,
   ChangeListener,
   McpServerRecord,
+  WasmToolInfo,
+  WasmToolRecord,
   SecretInfo,
   PendingSteer,
   ForkRunInput,
@@ -331,6 +333,21 @@ export interface WebhookStore {
   deleteWebhook(tenant: string, name: string): Promise<boolean>;
 }
 
+/** A tenant's WebAssembly tools (docs/wasm-tools.md); the manifest is opaque JSON here. */
+export interface WasmToolStore {
+  /** Throws TENANT_NOT_FOUND. Replaces manifest and module together. */
+  putWasmTool(
+    tenant: string,
+    name: string,
+    record: { manifest: JsonObject; module: Uint8Array },
+  ): Promise<{ tool: WasmToolInfo; created: boolean }>;
+  /** With the module bytes. */
+  getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null>;
+  /** Without the module bytes. */
+  listWasmTools(tenant: string): Promise<WasmToolInfo[]>;
+  deleteWasmTool(tenant: string, name: string): Promise<boolean>;
+}
+
 /** The whole store: every concern. Consumers take only the parts they use. */
 export interface Store
   extends
@@ -346,4 +363,5 @@ export interface Store
     MemoryStore,
     McpServerStore,
     SecretStore,
-    WebhookStore {}
+    WebhookStore,
+    WasmToolStore {}

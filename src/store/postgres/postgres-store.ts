@@ -56,6 +56,8 @@ import type {
   StoreStats,
   TokenLookup,
   McpServerRecord,
+  WasmToolInfo,
+  WasmToolRecord,
   SecretInfo,
   PendingSteer,
   ForkRunInput,
@@ -67,6 +69,7 @@ import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import * as mcp from './mcp.ts';
+import * as wasmTools from './wasm-tools.ts';
 import * as webhooks from './webhooks.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
@@ -395,6 +398,23 @@ export class PostgresStore implements Store {
     return memory.setMemoryVectors(this.ctx, updates);
   }
 
+  // --- WebAssembly tools (docs/wasm-tools.md) ---
+  putWasmTool(
+    tenant: string,
+    name: string,
+    record: { manifest: JsonObject; module: Uint8Array },
+  ): Promise<{ tool: WasmToolInfo; created: boolean }> {
+    return wasmTools.putWasmTool(this.ctx, tenant, name, record);
+  }
+  getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
+    return wasmTools.getWasmTool(this.ctx.read, tenant, name);
+  }
+  listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
+    return wasmTools.listWasmTools(this.ctx.read, tenant);
+  }
+  deleteWasmTool(tenant: string, name: string): Promise<boolean> {
+    return wasmTools.deleteWasmTool(this.ctx, tenant, name);
+  }
   // --- MCP servers and tenant secrets (docs/mcp.md) ---
   putMcpServer(
     tenant: string,

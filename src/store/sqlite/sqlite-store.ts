@@ -49,6 +49,8 @@ import type {
   StoreStats,
   TokenLookup,
   McpServerRecord,
+  WasmToolInfo,
+  WasmToolRecord,
   SecretInfo,
   PendingSteer,
   ForkRunInput,
@@ -58,6 +60,7 @@ import * as steering from './steering.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
+import * as wasmTools from './wasm-tools.ts';
 import * as webhooks from './webhooks.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
@@ -424,6 +427,23 @@ export class SqliteStore implements Store {
     return memory.setMemoryVectors(this.ctx, updates);
   }
 
+  // --- WebAssembly tools (docs/wasm-tools.md) ---
+  async putWasmTool(
+    tenant: string,
+    name: string,
+    record: { manifest: JsonObject; module: Uint8Array },
+  ): Promise<{ tool: WasmToolInfo; created: boolean }> {
+    return wasmTools.putWasmTool(this.ctx, tenant, name, record);
+  }
+  async getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
+    return wasmTools.getWasmTool(this.ctx, tenant, name);
+  }
+  async listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
+    return wasmTools.listWasmTools(this.ctx, tenant);
+  }
+  async deleteWasmTool(tenant: string, name: string): Promise<boolean> {
+    return this.ctx.disk.freeingSpace(() => wasmTools.deleteWasmTool(this.ctx, tenant, name));
+  }
   // --- MCP servers and tenant secrets (docs/mcp.md) ---
   async putMcpServer(
     tenant: string,

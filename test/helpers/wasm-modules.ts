@@ -1,0 +1,131 @@
+// WebAssembly test modules, written as WAT here and built with the `wabt` npm package
+// (no binaries in the repo): a well-behaved echo tool and the hostile ones of
+// docs/wasm-tools.md's failure table.
+
+import wabtInit from 'wabt';
+
+const IMPORTS = `
+  (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))`;
+
+/** Writes `len` bytes at `ptr` to fd 1 (iovec at 0). */
+const WRITE = `
+  (func $write (param $fd i32) (param $ptr i32) (param $len i32)
+    (i32.store (i32.const 0) (local.get $ptr))
+    (i32.store (i32.const 4) (local.get $len))
+    (drop (call $fd_write (local.get $fd) (i32.const 0) (i32.const 1) (i32.const 8))))`;
+
+function command(body: string, extra = '', memory = '(memory (export "memory") 1 16)'): string {
+  return `(module ${IMPORTS} ${extra} ${memory} ${WRITE}
+    (func (export "_start") ${body}))`;
+}
+
+export const WAT = {
+  /** Copies stdin (the envelope) to stdout: the result is {arguments, idempotency_key}. */
+  echo: command(`
+    (local $n i32) (local $got i32)
+    (loop $more
+      (i32.store (i32.const 16) (i32.add (i32.const 1024) (local.get $n)))
+      (i32.store (i32.const 20) (i32.sub (i32.const 60000) (local.get $n)))
+      (drop (call $fd_read (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 24)))
+      (local.set $got (i32.load (i32.const 24)))
+      (local.set $n (i32.add (local.get $n) (local.get $got)))
+      (br_if $more (i32.ne (local.get $got) (i32.const 0))))
+    (call $write (i32.const 1) (i32.const 1024) (local.get $n))`),
+  /** A trivial tool: ignores its input, answers {"ok":1}. */
+  trivial: command(
+    `(call $write (i32.const 1) (i32.const 64) (i32.const 8))`,
+    '',
+    `(memory (export "memory") 1 1) (data (i32.const 64) "{\\"ok\\":1}")`,
+  ),
+  unreachable: command('unreachable'),
+  loop: command('(loop $spin (br $spin))'),
+  /** An endless loop of host calls. */
+  hostLoop: command(
+    '(loop $spin (drop (call $clock (i32.const 1) (i64.const 0) (i32.const 32))) (br $spin))',
+    '(import "wasi_snapshot_preview1" "clock_time_get" (func $clock (param i32 i64 i32) (result i32)))',
+  ),
+  /** One host call that would block for 60 s (poll_oneoff on a clock). */
+  sleep: command(
+    `(i64.store (i32.const 24) (i64.const 60000000000))
+     (drop (call $poll (i32.const 0) (i32.const 100) (i32.const 1) (i32.const 200)))`,
+    '(import "wasi_snapshot_preview1" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))',
+  ),
+  /** Reads stdin forever (0 bytes at EOF, again and again). */
+  stdinForever: command(`
+    (loop $more
+      (i32.store (i32.const 16) (i32.const 1024))
+      (i32.store (i32.const 20) (i32.const 4096))
+      (drop (call $fd_read (i32.const 0) (i32.const 16) (i32.const 1) (i32.const 24)))
+      (br $more))`),
+  /** Grows 16 pages at a time, touching each new page; traps when grow fails. */
+  grow: command(
+    `(local $pages i32)
+     (loop $more
+       (local.set $pages (memory.grow (i32.const 16)))
+       (if (i32.eq (local.get $pages) (i32.const -1)) (then unreachable))
+       (i32.store (i32.mul (local.get $pages) (i32.const 65536)) (i32.const 1))
+       (br $more))`,
+    '',
+    '(memory (export "memory") 1 65536)',
+  ),
+  /** The same without any memory maximum: capped at registration anyway. */
+  growNoMax: command(
+    `(local $pages i32)
+     (loop $more
+       (local.set $pages (memory.grow (i32.const 16)))
+       (if (i32.eq (local.get $pages) (i32.const -1)) (then unreachable))
+       (i32.store (i32.mul (local.get $pages) (i32.const 65536)) (i32.const 1))
+       (br $more))`,
+    '',
+    '(memory (export "memory") 1)',
+  ),
+  /** Writes 64 KiB chunks forever, ignoring every error: 100 MB and more. */
+  flood: command(`
+    (loop $more (call $write (i32.const 1) (i32.const 0) (i32.const 65536)) (br $more))`),
+  /** Tries path_open and sock_accept; prints the two errnos as JSON. */
+  probe: command(
+    `(i32.store (i32.const 100) (i32.const 0x6374652f))
+     (call $digits (i32.const 594) (call $path_open (i32.const 3) (i32.const 0) (i32.const 100)
+       (i32.const 4) (i32.const 0) (i64.const -1) (i64.const -1) (i32.const 0) (i32.const 104)))
+     (call $digits (i32.const 613) (call $sock_accept (i32.const 0) (i32.const 0) (i32.const 104)))
+     (call $write (i32.const 1) (i32.const 580) (i32.const 36))`,
+    `(import "wasi_snapshot_preview1" "path_open" (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+     (import "wasi_snapshot_preview1" "sock_accept" (func $sock_accept (param i32 i32 i32) (result i32)))
+     (data (i32.const 580) "{\\"path_open\\": 00, \\"sock_accept\\": 00}")
+     (func $digits (param $at i32) (param $n i32)
+       (i32.store8 (local.get $at) (i32.add (i32.const 48) (i32.div_u (local.get $n) (i32.const 10))))
+       (i32.store8 (i32.add (local.get $at) (i32.const 1))
+         (i32.add (i32.const 48) (i32.rem_u (local.get $n) (i32.const 10)))))`,
+  ),
+  /** Says why on stderr, then exits with 3. */
+  exit3: command(
+    '(call $write (i32.const 2) (i32.const 64) (i32.const 9)) (call $proc_exit (i32.const 3))',
+    '(data (i32.const 64) "bad thing")',
+  ),
+  garbage: command(
+    '(call $write (i32.const 1) (i32.const 64) (i32.const 10))',
+    '(data (i32.const 64) "not json {")',
+  ),
+  /** Imports something that is not WASI: refused at registration. */
+  foreignImport: command('(call $foo)', '(import "env" "foo" (func $foo))'),
+  /** A reactor (no _start): refused at registration. */
+  reactor: `(module (memory (export "memory") 1) (func (export "_initialize")))`,
+} as const;
+
+export type WatName = keyof typeof WAT;
+
+/** Builds every WAT module (one wabt instance). */
+export async function buildModules(): Promise<Record<WatName, Uint8Array>> {
+  const wabt = await wabtInit();
+  const built = {} as Record<WatName, Uint8Array>;
+  for (const [name, text] of Object.entries(WAT) as [WatName, string][]) {
+    const parsed = wabt.parseWat(`${name}.wat`, text);
+    parsed.resolveNames();
+    parsed.validate();
+    built[name] = new Uint8Array(parsed.toBinary({}).buffer);
+    parsed.destroy();
+  }
+  return built;
+}
