@@ -212,7 +212,10 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     api =
       role === 'api' || role === 'all'
-        ? await buildApi({ config, store, logger, metrics, live, tools, toolsFor, mcp, memory })
+        ? await buildApi({
+            ...{ config, store, logger, metrics, live, tools, toolsFor, mcp, memory },
+            providers: [...Object.keys(config.providers), ...Object.keys(options.providers ?? {})],
+          })
         : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
