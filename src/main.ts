@@ -19,7 +19,7 @@ import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
 import { createProviderRegistry } from './providers/registry.ts';
-import type { LiveEvents } from './runtime/live.ts';
+import type { LiveEvents, LiveRelay } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
 import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
@@ -89,6 +89,8 @@ export interface OpenedStore {
   store: Store;
   /** SQLite only: expire every lease a previous process left (null on PostgreSQL). */
   expireAllLeases: (() => Promise<number>) | null;
+  /** PostgreSQL only: carries model.delta to other processes (null on SQLite). */
+  liveRelay: LiveRelay | null;
 }
 
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
@@ -99,10 +101,8 @@ export async function openStore(
 ): Promise<OpenedStore> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return {
-      store: await openPostgresStore({ url, failpoints, seededBugs }),
-      expireAllLeases: null,
-    };
+    const store = await openPostgresStore({ url, failpoints, seededBugs });
+    return { store, expireAllLeases: null, liveRelay: store.live };
   }
   const store = await openSqliteStore({
     path: url.slice('sqlite:'.length),
@@ -111,7 +111,7 @@ export async function openStore(
     seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
-  return { store, expireAllLeases: () => store.expireAllLeases() };
+  return { store, expireAllLeases: () => store.expireAllLeases(), liveRelay: null };
 }
 
 /** The built-ins, plus the test-only tools a test injected. */
@@ -130,7 +130,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);
-  const { store, expireAllLeases } = await openStore(config, failpoints, seededBugs);
+  const { store, expireAllLeases, liveRelay } = await openStore(config, failpoints, seededBugs);
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -149,7 +149,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
         logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
     }
 
-    const live = createLiveEvents();
+    // On PostgreSQL, deltas also reach the SSE clients of other processes (lossy).
+    const live = createLiveEvents({
+      ...(liveRelay && { relay: liveRelay }),
+      onDropped: (count) => metrics.liveDeltasDropped.inc(count),
+    });
     const tools = createTools(options.extraTools ?? []);
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.

@@ -9,6 +9,7 @@ import { inertFailpoints } from '../../failpoints.ts';
 import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
 import { ChangeListenerConnection } from './listener.ts';
+import { PgLiveChannel } from './live-channel.ts';
 import { CONNECT_TIMEOUT_MS, guardPoolConnections } from './pool-health.ts';
 import type { PostgresMigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
@@ -186,10 +187,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       options.failpoints ?? inertFailpoints,
       seededBugs,
     );
-    listener = new ChangeListenerConnection(config, ctx, options.onListenerState);
+    const live = new PgLiveChannel(pool, `keel_live_${schema}`, ctx.origin);
+    listener = new ChangeListenerConnection(config, ctx, options.onListenerState, [live]);
     await listener.start();
     const description = `postgres ${safe} schema=${schema} (synchronous_commit=on, vectors=${features.pgvector ? 'pgvector' : 'exact scan'}, phrases=${features.pg_trgm ? 'pg_trgm' : 'scan'})`;
-    return new PostgresStore(ctx, listener, migrations, schema, features, description);
+    return new PostgresStore(ctx, listener, live, migrations, schema, features, description);
   } catch (error) {
     await listener?.close();
     await pool.end().catch(() => undefined);

@@ -61,6 +61,7 @@ import * as artifacts from './artifacts.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
+import type { PgLiveChannel } from './live-channel.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import * as mcp from './mcp.ts';
 import * as webhooks from './webhooks.ts';
@@ -91,6 +92,8 @@ export class PostgresStore implements Store {
   constructor(
     private readonly ctx: PgContext,
     private readonly listener: ChangeListenerConnection,
+    /** Live-only messages between processes (model.delta for SSE in a split deployment). */
+    readonly live: PgLiveChannel,
     private readonly migrations: readonly Migration[],
     readonly schema: string,
     readonly features: PostgresFeatures,
@@ -127,6 +130,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     this.ctx.hub.clear();
     await this.ctx.drain();
+    await this.live.close();
     await this.listener.close();
     await this.ctx.pool.end();
   }

@@ -1,0 +1,107 @@
+// A split deployment on PostgreSQL (`keel serve --role api` + `--role worker` as real
+// child processes on one schema): the API process's SSE clients get the `model.delta`
+// chunks the worker process streams (relayed over LISTEN/NOTIFY), persisted events stay
+// exact; a worker-role 404 answers in keel's error shape.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { readSse } from '../src/cli/sse-reader.ts';
+import type { SseEvent } from '../src/cli/sse-reader.ts';
+import { TENANT, call, cleanup, setupTenant } from './helpers/crash-harness.ts';
+import type { RoleProcess } from './helpers/keel-roles.ts';
+import { RoleProcesses } from './helpers/keel-roles.ts';
+import {
+  dropSchemas,
+  freshSchemaName,
+  skipUnlessPostgres,
+  urlWithSchema,
+} from './helpers/postgres.ts';
+
+const skip = await skipUnlessPostgres('test/split-deployment.test.ts');
+
+async function events(url: string, runId: string): Promise<SseEvent[]> {
+  const response = await fetch(`${url}/v1/tenants/${TENANT}/runs/${runId}/events`);
+  assert.equal(response.status, 200);
+  const messages: SseEvent[] = [];
+  for await (const message of readSse(response.body as ReadableStream<Uint8Array>)) {
+    messages.push(message);
+  }
+  return messages;
+}
+
+describe('split deployment [postgres]', { skip }, () => {
+  const processes = new RoleProcesses();
+  const schema = freshSchemaName('keel_split');
+  let api: RoleProcess;
+  let worker: RoleProcess;
+
+  before(async () => {
+    const storeUrl = urlWithSchema(schema);
+    // The API first: it migrates the schema; the worker then finds it current.
+    api = await processes.start('api', storeUrl);
+    worker = await processes.start('worker', storeUrl);
+    await setupTenant(api.url);
+  });
+  after(async () => {
+    processes.killAll();
+    cleanup();
+    await dropSchemas([schema]);
+  });
+
+  it('an API-role SSE client receives model.delta from a worker process', async () => {
+    // The last run's two chunks are longer than one relayed message carries: split.
+    const chunksPerRun = [40, 40, 2];
+    const runs = chunksPerRun.length;
+    let received = 0;
+    for (let index = 0; index < runs; index += 1) {
+      const chunks = chunksPerRun[index] ?? 1;
+      const text = `split streaming ${index} ${'é✓𝄞"\\'.repeat(index * 300)}`;
+      const submitted = await call(api.url, 'POST', `/v1/tenants/${TENANT}/turns`, {
+        agent: 'a',
+        scope: `split-${index}`,
+        // The sleep lets the SSE subscription settle before the first chunk.
+        payload: { text: `${text}\n@stream ${chunks}\n@sleep 400` },
+      });
+      assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
+      const runId = submitted.body.run_id as string;
+      const messages = await events(api.url, runId);
+      const deltas = messages.filter((message) => message.event === 'model.delta');
+      const joined = deltas.map((m) => JSON.parse(m.data).data.text as string).join('');
+      const terminal = JSON.parse(messages.at(-1)?.data ?? '{}');
+      assert.equal(terminal.type, 'run.succeeded', JSON.stringify(terminal));
+      // Persisted events are exact: every seq once, in order, from 1.
+      const seqs = messages.filter((m) => m.id !== null).map((m) => Number(m.id));
+      assert.deepEqual(
+        seqs,
+        seqs.map((_, position) => position + 1),
+      );
+      assert.ok(
+        deltas.every((m) => m.id === null),
+        'deltas carry no id',
+      );
+      // Lossy by design, but on an idle loopback nothing is lost: the chunks add up.
+      assert.equal(joined, terminal.data.output.reply);
+      const expected = Math.min(chunks, joined.length);
+      assert.ok(deltas.length >= expected, `${deltas.length} deltas, ${expected} chunks`);
+      received += deltas.length;
+    }
+    console.log(
+      `split[postgres] runs=${runs} chunks_per_run=${chunksPerRun.join('/')} deltas_received=${received} (chunks over 1000 chars are split) worker_pid=${worker.pid}`,
+    );
+  });
+
+  it('a worker-role 404 is in keel error shape', async () => {
+    const response = await fetch(`${worker.url}/v1/tenants`);
+    assert.equal(response.status, 404);
+    assert.match(response.headers.get('content-type') ?? '', /application\/json/);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    assert.equal(body.error.code, 'ROUTE_NOT_FOUND');
+    assert.match(
+      String(body.error.message),
+      /a worker process serves only \/healthz and \/metrics/,
+    );
+    assert.equal(typeof body.error.request_id, 'string');
+    const health = await fetch(`${worker.url}/healthz`);
+    assert.deepEqual(await health.json(), { ok: true, role: 'worker' });
+  });
+});
