@@ -1,6 +1,7 @@
 // The composition root: config → logger, metrics, failpoints → store → API + workers.
 // The only module (with the CLI) that imports concrete backends and providers.
 
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { assertListenAllowed, buildApi } from './api/app.ts';
 import { buildRoleHealthServer } from './api/role-health.ts';
@@ -24,6 +25,7 @@ import { createLiveEvents } from './runtime/live.ts';
 import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
 import { createScheduler } from './schedules/scheduler.ts';
+import { createSchedulerWatch } from './schedules/scheduler-watch.ts';
 import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
@@ -241,8 +243,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     if (role === 'worker' || role === 'all') webhooks.start();
     // One scheduler per scheduler process; due schedules become queued runs for workers.
-    const scheduler = createScheduler({ store, logger });
+    const scheduler = createScheduler({
+      store,
+      logger,
+      heartbeat: { store, holder: `${hostname()}:${process.pid}` },
+    });
     if (role === 'scheduler' || role === 'all') scheduler.start();
+    // Processes serving the API say so loudly when schedules are due and none runs.
+    const schedulerWatch = createSchedulerWatch({ store, logger, metrics });
+    if (role === 'api' || role === 'all') schedulerWatch.start();
 
     const app = api;
     let stopped: Promise<void> | null = null;
@@ -259,6 +268,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       stop() {
         stopped ??= (async () => {
           // Stop taking requests and drain the runs together; the store closes last.
+          schedulerWatch.stop();
           await Promise.all([
             scheduler.stop(),
             webhooks.stop(),

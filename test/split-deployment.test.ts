@@ -1,12 +1,19 @@
 // A split deployment on PostgreSQL (`keel serve --role api` + `--role worker` as real
 // child processes on one schema): the API process's SSE clients get the `model.delta`
 // chunks the worker process streams (relayed over LISTEN/NOTIFY), persisted events stay
-// exact; a worker-role 404 answers in keel's error shape.
+// exact; with schedules due and no scheduler process, the API says so (log, /readyz,
+// gauge) until a `--role scheduler` process starts and fires them; a worker-role 404
+// answers in keel's error shape.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readSse } from '../src/cli/sse-reader.ts';
 import type { SseEvent } from '../src/cli/sse-reader.ts';
+import {
+  DUE_GRACE_MS,
+  SCHEDULER_STALE_MS,
+  schedulerWarning,
+} from '../src/schedules/scheduler-watch.ts';
 import { TENANT, call, cleanup, setupTenant } from './helpers/crash-harness.ts';
 import type { RoleProcess } from './helpers/keel-roles.ts';
 import { RoleProcesses } from './helpers/keel-roles.ts';
@@ -16,6 +23,10 @@ import {
   skipUnlessPostgres,
   urlWithSchema,
 } from './helpers/postgres.ts';
+import { waitFor } from './helpers/wait-for.ts';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
 
 const skip = await skipUnlessPostgres('test/split-deployment.test.ts');
 
@@ -41,6 +52,14 @@ describe('split deployment [postgres]', { skip }, () => {
     api = await processes.start('api', storeUrl);
     worker = await processes.start('worker', storeUrl);
     await setupTenant(api.url);
+    // Due in a second; nothing fires it until a scheduler process starts (last test).
+    const schedule = await call(api.url, 'PUT', `/v1/tenants/${TENANT}/schedules/nightly`, {
+      agent: 'a',
+      scope: 'nightly',
+      payload: { text: 'scheduled' },
+      at: new Date(Date.now() + 1000).toISOString(),
+    });
+    assert.equal(schedule.status, 201, JSON.stringify(schedule.body));
   });
   after(async () => {
     processes.killAll();
@@ -88,6 +107,60 @@ describe('split deployment [postgres]', { skip }, () => {
     console.log(
       `split[postgres] runs=${runs} chunks_per_run=${chunksPerRun.join('/')} deltas_received=${received} (chunks over 1000 chars are split) worker_pid=${worker.pid}`,
     );
+  });
+
+  it('schedules due without a scheduler: log, /readyz detail and gauge; a scheduler process clears it', async () => {
+    const started = Date.now();
+    const ready = await waitFor(
+      'readyz warns',
+      async () => {
+        const body = (await (await fetch(`${api.url}/readyz`)).json()) as Loose;
+        return body.warnings ? body : null;
+      },
+      { everyMs: 200 },
+    );
+    assert.equal(ready.ok, true, 'the API stays ready');
+    assert.equal(ready.warnings[0].code, 'NO_SCHEDULER_RUNNING');
+    assert.equal(ready.warnings[0].due, 1);
+    assert.equal(ready.warnings[0].last_beat_at, null);
+    assert.match(ready.warnings[0].message, /--role scheduler/);
+    const metrics = await (await fetch(`${api.url}/metrics`)).text();
+    assert.match(metrics, /^keel_schedules_due_without_scheduler 1$/m);
+    await waitFor('the API logs it', () => api.output().includes('SCHEDULES NOT FIRING'), {
+      timeoutMs: 20_000,
+      everyMs: 100,
+    });
+    const warnedAfter = Date.now() - started;
+
+    await processes.start('scheduler', urlWithSchema(schema));
+    const fired = await waitFor(
+      'the schedule fires',
+      async () => {
+        const runs = await call(api.url, 'GET', `/v1/tenants/${TENANT}/runs?scope=nightly`);
+        return (runs.body.runs as Loose[]).length > 0 ? (runs.body.runs as Loose[]) : null;
+      },
+      { timeoutMs: 30_000, everyMs: 200 },
+    );
+    const after = (await (await fetch(`${api.url}/readyz`)).json()) as Loose;
+    assert.equal(after.warnings, undefined, JSON.stringify(after));
+    const cleared = await (await fetch(`${api.url}/metrics`)).text();
+    assert.match(cleared, /^keel_schedules_due_without_scheduler 0$/m);
+    console.log(
+      `split[postgres] no-scheduler warning: logged within ${warnedAfter} ms of the check starting; after a scheduler started: runs=${fired.length}, warning cleared`,
+    );
+  });
+
+  it('the warning rule: grace for a fresh fire, a recent heartbeat means all is well', () => {
+    const now = 1_000_000;
+    const base = { now, due: 2, oldest_due_at: now - 60_000, last_beat_at: null };
+    assert.match(schedulerWarning(base)?.message ?? '', /no scheduler has ever run/);
+    assert.equal(schedulerWarning({ ...base, oldest_due_at: now - DUE_GRACE_MS + 1 }), null);
+    assert.equal(schedulerWarning({ ...base, last_beat_at: now - SCHEDULER_STALE_MS }), null);
+    assert.match(
+      schedulerWarning({ ...base, last_beat_at: now - SCHEDULER_STALE_MS - 1000 })?.message ?? '',
+      /no scheduler has run for 16 s/,
+    );
+    assert.equal(schedulerWarning({ ...base, due: 0, oldest_due_at: null }), null);
   });
 
   it('a worker-role 404 is in keel error shape', async () => {

@@ -59,6 +59,7 @@ import type {
   ChangeListener,
   McpServerRecord,
   SecretInfo,
+  SchedulerStatus,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -186,6 +187,13 @@ export interface ArtifactStore {
     cursor?: string,
   ): Promise<Page<ArtifactStat>>;
   deleteArtifact(tenant: string, path: string): Promise<boolean>;
+}
+
+/** The scheduler's heartbeat: schedulers write it, the API reads it to warn. */
+export interface SchedulerHeartbeatStore {
+  /** Called by a running scheduler every few seconds; one row, the last writer wins. */
+  recordSchedulerBeat(holder: string): Promise<void>;
+  schedulerStatus(): Promise<SchedulerStatus>;
 }
 
 export interface ScheduleStore {
@@ -320,6 +328,7 @@ export interface Store
     DeliveryStore,
     ArtifactStore,
     ScheduleStore,
+    SchedulerHeartbeatStore,
     MemoryStore,
     McpServerStore,
     SecretStore,

@@ -51,6 +51,7 @@ import type {
   ScheduleFireResult,
   ScheduleOwner,
   ScheduleWrite,
+  SchedulerStatus,
   Store,
   StoreStats,
   TokenLookup,
@@ -71,6 +72,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
+import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
@@ -303,6 +305,12 @@ export class PostgresStore implements Store {
   }
   deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
     return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+  }
+  recordSchedulerBeat(holder: string): Promise<void> {
+    return heartbeat.recordSchedulerBeat(this.ctx, holder);
+  }
+  schedulerStatus(): Promise<SchedulerStatus> {
+    return heartbeat.schedulerStatus(this.ctx);
   }
   dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);
