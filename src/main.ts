@@ -13,7 +13,7 @@ import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
-import { createEmbedder } from './memory/embedders/create.ts';
+import { createEmbedder, prepareInBackground } from './memory/embedders/create.ts';
 import { MaintenanceScans } from './memory/maintenance.ts';
 import { createMemoryService } from './memory/service.ts';
 import { createMetrics } from './metrics.ts';
@@ -63,6 +63,12 @@ export interface KeelOptions {
   seededBugs?: readonly SeededBug[];
   /** Test-only tools (the effect sink's); the config never adds any. */
   extraTools?: readonly AnyToolSpec[];
+  /**
+   * Prepare the memory embedder in the background right after start (glove-sif builds
+   * its word-vector cache on a data dir's first start, ~20 s). Default: on first use,
+   * when HTTP memory calls answer 503 EMBEDDER_UNAVAILABLE + Retry-After meanwhile.
+   */
+  prepareEmbedder?: boolean;
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -227,6 +233,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const url = urlFor(config.listen.host, port);
+    if (options.prepareEmbedder && role !== 'scheduler') prepareInBackground(embedder, logger);
     if (role === 'worker' || role === 'all') {
       // Rediscovery runs beside the worker: a failing server is recorded, never fatal.
       mcp.rediscoverAll().catch((error: unknown) => {
