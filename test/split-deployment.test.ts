@@ -8,6 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { readSse } from '../src/cli/sse-reader.ts';
+import { createLiveEvents, splitText } from '../src/runtime/live.ts';
+import { openPostgresStore } from '../src/store/postgres/index.ts';
+import { MAX_LIVE_QUEUE } from '../src/store/postgres/live-channel.ts';
 import type { SseEvent } from '../src/cli/sse-reader.ts';
 import {
   DUE_GRACE_MS,
@@ -161,6 +164,45 @@ describe('split deployment [postgres]', { skip }, () => {
       /no scheduler has run for 16 s/,
     );
     assert.equal(schedulerWarning({ ...base, due: 0, oldest_due_at: null }), null);
+  });
+
+  it('the relay is bounded: an oversized message or a full queue is dropped and counted', async () => {
+    const url = urlWithSchema(schema);
+    const [sender, receiver] = [await openPostgresStore({ url }), await openPostgresStore({ url })];
+    try {
+      const received: string[] = [];
+      receiver.live.onMessage((message) => received.push(message));
+      let droppedReported = 0;
+      sender.live.onDropped((count) => (droppedReported += count));
+      sender.live.send('x'.repeat(8000));
+      assert.equal(sender.live.dropped, 1, 'too big for NOTIFY');
+      const burst = MAX_LIVE_QUEUE + 300;
+      for (let index = 0; index < burst; index += 1) sender.live.send(`m${index}`);
+      // The first send's batch left the queue at once; the queue then holds MAX_LIVE_QUEUE.
+      const expected = burst - 299;
+      await waitFor('the queued messages arrive', () => received.length >= expected, {
+        timeoutMs: 20_000,
+        everyMs: 20,
+      });
+      assert.equal(sender.live.dropped, 1 + 299);
+      assert.equal(droppedReported, 300);
+      assert.deepEqual(received.slice(0, 3), ['m0', 'm1', 'm2'], 'in order');
+      // Through LiveEvents: a long delta is split, the receiving process rebuilds it.
+      const liveIn = createLiveEvents({ relay: receiver.live });
+      const liveOut = createLiveEvents({ relay: sender.live });
+      const pieces: string[] = [];
+      liveIn.subscribe('run-x', (event) => pieces.push(event.data.text));
+      const text = '𝄞'.repeat(1500);
+      liveOut.publish('run-x', { type: 'model.delta', data: { step: 1, text } });
+      await waitFor('the split delta arrives', () => pieces.join('') === text, { everyMs: 20 });
+      assert.equal(pieces.length, splitText(text, 1000).length);
+      console.log(
+        `split[postgres] relay bound: burst=${burst} delivered=${received.length} dropped=${sender.live.dropped} long_delta_pieces=${pieces.length}`,
+      );
+    } finally {
+      await sender.close();
+      await receiver.close();
+    }
   });
 
   it('a worker-role 404 is in keel error shape', async () => {
