@@ -1,6 +1,7 @@
 // The composition root: config → logger, metrics, failpoints → store → API + workers.
 // The only module (with the CLI) that imports concrete backends and providers.
 
+import { hostname } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import { assertListenAllowed, buildApi } from './api/app.ts';
 import { buildRoleHealthServer } from './api/role-health.ts';
@@ -12,18 +13,19 @@ import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
-import { createEmbedder } from './memory/embedders/create.ts';
+import { createEmbedder, prepareInBackground } from './memory/embedders/create.ts';
 import { MaintenanceScans } from './memory/maintenance.ts';
 import { createMemoryService } from './memory/service.ts';
 import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
 import { createProviderRegistry } from './providers/registry.ts';
-import type { LiveEvents } from './runtime/live.ts';
+import type { LiveEvents, LiveRelay } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
 import { createToolPorts } from './runtime/tool-ports.ts';
 import type { Worker } from './runtime/worker.ts';
 import { createScheduler } from './schedules/scheduler.ts';
+import { createSchedulerWatch } from './schedules/scheduler-watch.ts';
 import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
@@ -66,6 +68,12 @@ export interface KeelOptions {
   seededBugs?: readonly SeededBug[];
   /** Test-only tools (the effect sink's); the config never adds any. */
   extraTools?: readonly AnyToolSpec[];
+  /**
+   * Prepare the memory embedder in the background right after start (glove-sif builds
+   * its word-vector cache on a data dir's first start, ~20 s). Default: on first use,
+   * when HTTP memory calls answer 503 EMBEDDER_UNAVAILABLE + Retry-After meanwhile.
+   */
+  prepareEmbedder?: boolean;
 }
 
 export const KEEL_ROLES = ['api', 'worker', 'scheduler', 'all'] as const;
@@ -94,6 +102,8 @@ export interface OpenedStore {
   store: Store;
   /** SQLite only: expire every lease a previous process left (null on PostgreSQL). */
   expireAllLeases: (() => Promise<number>) | null;
+  /** PostgreSQL only: carries model.delta to other processes (null on SQLite). */
+  liveRelay: LiveRelay | null;
 }
 
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
@@ -104,10 +114,8 @@ export async function openStore(
 ): Promise<OpenedStore> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return {
-      store: await openPostgresStore({ url, failpoints, seededBugs }),
-      expireAllLeases: null,
-    };
+    const store = await openPostgresStore({ url, failpoints, seededBugs });
+    return { store, expireAllLeases: null, liveRelay: store.live };
   }
   const store = await openSqliteStore({
     path: url.slice('sqlite:'.length),
@@ -116,7 +124,7 @@ export async function openStore(
     seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
-  return { store, expireAllLeases: () => store.expireAllLeases() };
+  return { store, expireAllLeases: () => store.expireAllLeases(), liveRelay: null };
 }
 
 /** The built-ins, plus the test-only tools a test injected. */
@@ -135,7 +143,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);
-  const { store, expireAllLeases } = await openStore(config, failpoints, seededBugs);
+  const { store, expireAllLeases, liveRelay } = await openStore(config, failpoints, seededBugs);
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -154,7 +162,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
         logger.info({ runs: reclaimable }, 'resuming runs of a previous process');
     }
 
-    const live = createLiveEvents();
+    // On PostgreSQL, deltas also reach the SSE clients of other processes (lossy).
+    const live = createLiveEvents({
+      ...(liveRelay && { relay: liveRelay }),
+      onDropped: (count) => metrics.liveDeltasDropped.inc(count),
+    });
     const tools = createTools(options.extraTools ?? []);
     // One embedder per process, from [memory] embedder; glove-sif loads (or first builds)
     // its cache lazily, on the first memory call.
@@ -229,22 +241,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     api =
       role === 'api' || role === 'all'
         ? await buildApi({
-            config,
-            store,
-            logger,
-            metrics,
-            live,
-            tools,
-            toolsFor,
-            mcp,
-            wasm,
-            memory,
+            ...{ config, store, logger, metrics, live, tools, toolsFor, mcp, wasm, memory },
+            providers: [...Object.keys(config.providers), ...Object.keys(options.providers ?? {})],
           })
         : buildRoleHealthServer({ role, store, metrics, http: config.http });
     await api.listen({ host: config.listen.host, port: config.listen.port });
     const address = api.server.address();
     const port = typeof address === 'object' && address ? address.port : config.listen.port;
     const url = urlFor(config.listen.host, port);
+    if (options.prepareEmbedder && role !== 'scheduler') prepareInBackground(embedder, logger);
     if (role === 'worker' || role === 'all') {
       // Rediscovery runs beside the worker: a failing server is recorded, never fatal.
       mcp.rediscoverAll().catch((error: unknown) => {
@@ -261,8 +266,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     });
     if (role === 'worker' || role === 'all') webhooks.start();
     // One scheduler per scheduler process; due schedules become queued runs for workers.
-    const scheduler = createScheduler({ store, logger });
+    const scheduler = createScheduler({
+      store,
+      logger,
+      heartbeat: { store, holder: `${hostname()}:${process.pid}` },
+    });
     if (role === 'scheduler' || role === 'all') scheduler.start();
+    // Processes serving the API say so loudly when schedules are due and none runs.
+    const schedulerWatch = createSchedulerWatch({ store, logger, metrics });
+    if (role === 'api' || role === 'all') schedulerWatch.start();
 
     const app = api;
     let stopped: Promise<void> | null = null;
@@ -279,6 +291,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       stop() {
         stopped ??= (async () => {
           // Stop taking requests and drain the runs together; the store closes last.
+          schedulerWatch.stop();
           await Promise.all([
             scheduler.stop(),
             webhooks.stop(),

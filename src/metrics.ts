@@ -18,6 +18,8 @@ export interface Metrics {
   readonly runsByStatus: Gauge<'status'>;
   readonly queueDepth: Gauge;
   readonly deliveriesByStatus: Gauge<'status'>;
+  readonly liveDeltasDropped: Counter;
+  readonly schedulesDueWithoutScheduler: Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -89,6 +91,16 @@ export function createMetrics(): Metrics {
       name: 'keel_deliveries',
       help: 'Deliveries in the store by status (refreshed on scrape)',
       labelNames: ['status'],
+      registers,
+    }),
+    liveDeltasDropped: new Counter({
+      name: 'keel_live_deltas_dropped_total',
+      help: 'model.delta messages not relayed to other processes (lossy by design; PostgreSQL)',
+      registers,
+    }),
+    schedulesDueWithoutScheduler: new Gauge({
+      name: 'keel_schedules_due_without_scheduler',
+      help: 'Enabled schedules overdue while no scheduler has run recently (0 = fine)',
       registers,
     }),
   };

@@ -124,7 +124,9 @@ describe('agents', () => {
   let server: ApiServer;
   const agentPath = '/v1/tenants/demo/agents/helper';
   before(async () => {
-    server = await startApiServer();
+    // A configured provider: a model may only name one that exists (test/agent-names.test.ts).
+    const ollama = { type: 'openai-compatible' as const, base_url: 'http://127.0.0.1:9/v1' };
+    server = await startApiServer({ config: { providers: { ollama } } });
     await server.request('POST', '/v1/tenants', { body: { name: 'demo' } });
   });
   after(async () => server.close());
@@ -169,7 +171,7 @@ describe('agents', () => {
       'You help.',
       '"""',
       'max_steps = 5',
-      'allowed_families = ["core"]',
+      'allowed_families = ["clock"]',
       '[output_schema]',
       'type = "object"',
     ].join('\n');

@@ -1,8 +1,12 @@
 // `keel migrate` on PostgreSQL: --check is non-zero on a fresh schema and zero once
-// migrated, and the printed URL never shows a password.
+// migrated, and the printed URL never shows a password. A database that does not exist
+// is created by migrate; a user who may not create it gets the exact command instead,
+// and `keel serve` names the missing database and both ways out.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { after, describe, it } from 'node:test';
 import {
   dropSchemas,
@@ -16,16 +20,30 @@ const skip = await skipUnlessPostgres('store-postgres-migrate-cli.test.ts');
 const schema = freshSchemaName('keel_migrate_cli');
 after(() => dropSchemas([schema]));
 
+function keel(command: string, storeUrl: string, ...args: string[]) {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', command, '--store-url', storeUrl, ...args],
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+  );
+  return { code: result.status, out: `${result.stdout}${result.stderr}` };
+}
+
 function migrate(...args: string[]): { code: number | null; out: string } {
   const url = new URL(POSTGRES_URL);
   url.password = 'not-a-real-secret';
   url.searchParams.set('schema', schema);
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'migrate', '--store-url', url.toString(), ...args],
-    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
-  );
-  return { code: result.status, out: `${result.stdout}${result.stderr}` };
+  return keel('migrate', url.toString(), ...args);
+}
+
+async function admin<T>(body: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    return await body(client);
+  } finally {
+    await client.end();
+  }
 }
 
 describe('keel migrate on PostgreSQL', { skip }, () => {
@@ -42,5 +60,62 @@ describe('keel migrate on PostgreSQL', { skip }, () => {
     for (const output of [pending.out, applied.out, current.out]) {
       assert.doesNotMatch(output, /not-a-real-secret/);
     }
+  });
+});
+
+describe('keel migrate creates a missing PostgreSQL database', { skip }, () => {
+  const suffix = randomBytes(4).toString('hex');
+  const database = `keel_created_${process.pid}_${suffix}`;
+  const role = `keel_nocreate_${process.pid}_${suffix}`;
+  after(async () => {
+    if (skip) return;
+    await admin(async (client) => {
+      await client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+      await client.query(`DROP ROLE IF EXISTS "${role}"`);
+    });
+  });
+
+  it('keel serve names the missing database and both ways out; migrate creates it', async () => {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${database}`;
+    const served = keel('serve', url.toString(), '--listen', '127.0.0.1:0');
+    assert.equal(served.code, 1, served.out);
+    assert.match(served.out, new RegExp(`database "${database}" does not exist: run keel migrate`));
+    assert.match(
+      served.out,
+      new RegExp(`createdb --host=127.0.0.1 --port=5432 --username=postgres ${database}`),
+    );
+
+    const created = keel('migrate', url.toString());
+    assert.equal(created.code, 0, created.out);
+    assert.match(created.out, new RegExp(`^created database ${database}$`, 'm'));
+    assert.match(created.out, /applied 1 /);
+    const exists = await admin((client) =>
+      client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]),
+    );
+    assert.equal(exists.rowCount, 1);
+    const again = keel('migrate', url.toString());
+    assert.equal(again.code, 0, again.out);
+    assert.doesNotMatch(again.out, /created database/);
+    assert.match(again.out, /nothing to apply/);
+  });
+
+  it('a user who may not create databases is told the exact command', async () => {
+    await admin((client) => client.query(`CREATE ROLE "${role}" LOGIN NOCREATEDB`));
+    const url = new URL(POSTGRES_URL);
+    url.username = role;
+    url.password = 'not-a-real-secret';
+    url.pathname = `/${database}_never`;
+    const refused = keel('migrate', url.toString());
+    assert.equal(refused.code, 1, refused.out);
+    assert.match(refused.out, /STORE_UNAVAILABLE/);
+    assert.match(refused.out, /keel could not create it \(permission denied/);
+    assert.ok(
+      refused.out.includes(
+        `create it with: createdb --host=127.0.0.1 --port=5432 --username=${role} ${database}_never`,
+      ),
+      refused.out,
+    );
+    assert.doesNotMatch(refused.out, /not-a-real-secret/);
   });
 });

@@ -22,6 +22,8 @@ import { frameworkErrorHandler, installErrorHandling } from './error-handler.ts'
 import { capConnections, httpServerOptions } from './http-limits.ts';
 import { requestIdFor } from './request-id.ts';
 import { TenantStreams, installStreamLimits } from './streams.ts';
+import { createKnownNames } from '../tools/known-names.ts';
+import { createToolRegistry } from '../tools/registry.ts';
 import { agentRoutes } from './routes/agents.ts';
 import { artifactRoutes } from './routes/artifacts.ts';
 import { changeRoutes } from './routes/changes.ts';
@@ -133,7 +135,14 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   overviewRoutes(zodApp, deps);
   tenantRoutes(zodApp, deps);
   tokenRoutes(zodApp, deps);
-  agentRoutes(zodApp, deps);
+  // One view of the names an agent may use, for the agent and preset routes.
+  const knownNamesFor = createKnownNames({
+    tools: async (tenant) =>
+      deps.toolsFor ? deps.toolsFor(tenant) : (deps.tools ?? createToolRegistry([])),
+    mcpServers: deps.store,
+    providers: deps.providers ?? Object.keys(deps.config.providers),
+  });
+  agentRoutes(zodApp, deps, knownNamesFor);
   turnRoutes(zodApp, deps);
   runRoutes(zodApp, deps);
   forkRoutes(zodApp, deps);
@@ -148,7 +157,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
   if (deps.memory) memoryRoutes(zodApp, deps.memory);
-  presetRoutes(zodApp, deps);
+  presetRoutes(zodApp, deps, knownNamesFor);
   webhookRoutes(zodApp, deps);
   await openaiRoutes(zodApp, deps);
 

@@ -39,6 +39,11 @@ export interface ApiDeps {
   wasm?: WasmService;
   /** Memory (embedder chosen in main.ts); absent → the memory routes are not served. */
   memory?: MemoryService;
+  /**
+   * Provider names an agent's model may name (keel.toml's and test overrides); absent →
+   * keel.toml's. `fixture` is always valid.
+   */
+  providers?: readonly string[];
 }
 
 /** ApiDeps with only the part of the store a route file uses (e.g. ApiDepsWith<RunStore>). */

@@ -106,8 +106,11 @@ function sendError(reply: FastifyReply, request: FastifyRequest, error: KeelErro
   void reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
-/** Call before any route is added: the 405 answer needs every route's methods. */
-export function installErrorHandling(app: FastifyInstance): void {
+/**
+ * Call before any route is added: the 405 answer needs every route's methods.
+ * `notFoundHint` is added to every 404 ROUTE_NOT_FOUND message (the worker's listener).
+ */
+export function installErrorHandling(app: FastifyInstance, notFoundHint?: string): void {
   const routeMethods = new RouteMethods();
   app.addHook('onRoute', (route) => routeMethods.record(route.method, route.url));
   app.setErrorHandler((error, request, reply) => {
@@ -131,7 +134,10 @@ export function installErrorHandling(app: FastifyInstance): void {
     sendError(
       reply,
       request,
-      new KeelError('ROUTE_NOT_FOUND', `no route ${request.method} ${path.slice(0, 200)}`),
+      new KeelError(
+        'ROUTE_NOT_FOUND',
+        `no route ${request.method} ${path.slice(0, 200)}${notFoundHint ? `: ${notFoundHint}` : ''}`,
+      ),
     );
   });
 }

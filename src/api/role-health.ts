@@ -8,7 +8,9 @@ import type { FastifyInstance } from 'fastify';
 import type { HttpSettings } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
 import type { StoreLifecycle } from '../store/store.ts';
+import { installErrorHandling } from './error-handler.ts';
 import { capConnections, httpServerOptions } from './http-limits.ts';
+import { requestIdFor } from './request-id.ts';
 
 export function buildRoleHealthServer(deps: {
   role: string;
@@ -19,9 +21,16 @@ export function buildRoleHealthServer(deps: {
   const app = Fastify({
     logger: false,
     forceCloseConnections: true,
+    genReqId: requestIdFor,
     ...httpServerOptions(deps.http),
   }) as unknown as FastifyInstance;
   capConnections(app, deps.http);
+  // Errors and unknown paths answer in keel's error shape, like the API's; the 404 says
+  // what this listener is, since a client that reached it meant the API process.
+  installErrorHandling(
+    app,
+    `a ${deps.role} process serves only /healthz and /metrics; the HTTP API is served by --role api (or all)`,
+  );
   app.get('/healthz', async (_request, reply) => {
     try {
       await deps.store.ping();

@@ -1,7 +1,9 @@
 // `keel migrate [--check]`: applies pending schema migrations (serve does it too), or
-// with --check only reports them and exits non-zero when any is pending.
+// with --check only reports them and exits non-zero when any is pending. On PostgreSQL
+// it first creates the database when it does not exist (or prints the command that
+// does, when this user may not).
 
-import { migratePostgres } from '../store/postgres/index.ts';
+import { ensurePostgresDatabase, migratePostgres } from '../store/postgres/index.ts';
 import { migrateSqlite } from '../store/sqlite/index.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
@@ -25,6 +27,10 @@ export async function migrateCommand(
     : (check: boolean) => migratePostgres(url, { check });
   // Printed URLs never carry a password.
   const shownUrl = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  if (!url.startsWith('sqlite:') && !values.check) {
+    const { database, created } = await ensurePostgresDatabase(url);
+    if (created) print(`created database ${database}`);
+  }
   const before = await migrate(true);
   if (values.check) {
     if (before.pending.length === 0) {

@@ -31,7 +31,13 @@ export async function serveCommand(
     throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
   }
   const config = loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
-  const keel = await startKeel(config, { role, ...injected });
+  // At a terminal the memory embedder prepares at once, with a progress bar, so the
+  // first memory call does not meet a 20 s cache build; elsewhere on its first use.
+  const keel = await startKeel(config, {
+    role,
+    prepareEmbedder: process.stderr.isTTY === true,
+    ...injected,
+  });
   process.stdout.write(`${keel.banner}\n`);
 
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

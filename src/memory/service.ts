@@ -46,7 +46,16 @@ export interface MemoryService {
     mode?: SearchMode,
   ): Promise<MemorySearchResult[]>;
   reindex(options?: ReindexOptions): Promise<ReindexReport>;
+  /**
+   * For callers that must not wait long (HTTP requests): resolves once the embedder is
+   * ready, or throws EMBEDDER_UNAVAILABLE (503, Retry-After) saying what it is preparing
+   * and how far it is when that takes longer than `waitMs`. Starts the preparation.
+   */
+  ready(waitMs: number): Promise<void>;
 }
+
+/** What a 503 during the embedder's preparation tells the caller to wait. */
+export const PREPARING_RETRY_AFTER_S = 5;
 
 export interface ReindexOptions {
   batchSize?: number;
@@ -130,8 +139,33 @@ export function createMemoryService(deps: {
     );
   }
 
+  async function ready(waitMs: number): Promise<void> {
+    if (!embedder.warm) return;
+    const warming = embedder.warm();
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([
+      warming.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), waitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (done) return;
+    // The preparation goes on without this caller; its failure is the next caller's.
+    warming.catch(() => undefined);
+    const preparing = embedder.preparing?.();
+    const what = preparing
+      ? `is ${preparing.what} (${Math.floor(preparing.progress * 100)}%, once per data dir)`
+      : 'is still loading';
+    throw new KeelError(
+      'EMBEDDER_UNAVAILABLE',
+      `memory embedder ${embedder.id} ${what}; retry in a few seconds`,
+      { retry_after_s: PREPARING_RETRY_AFTER_S },
+    );
+  }
+
   return {
     embedderId: embedder.id,
+    ready,
 
     async put(tenant, namespace, id, text, metadata = {}) {
       const problem = factTextProblem(text);

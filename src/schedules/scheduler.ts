@@ -6,13 +6,19 @@
 // schedule's revision and next_fire_at, and the request_id deduplicates as well.
 
 import type { Logger } from '../logger.ts';
-import type { EnqueueRunInput, ScheduleFireInput, ScheduleStore } from '../store/store.ts';
+import type {
+  EnqueueRunInput,
+  ScheduleFireInput,
+  ScheduleStore,
+  SchedulerHeartbeatStore,
+} from '../store/store.ts';
 
 /** A due fire as the scheduler plans it. */
 export type DueFire = Extract<ScheduleFireInput, { mode: 'due' }>;
 import type { Schedule, ScheduleTiming } from '../types.ts';
 import { newRunId } from '../ids.ts';
 import { turnFingerprint } from '../runtime/enqueue.ts';
+import { SCHEDULER_BEAT_MS } from './scheduler-watch.ts';
 import { nextFireAfter } from './timing.ts';
 
 export interface SchedulerOptions {
@@ -28,6 +34,11 @@ export interface SchedulerOptions {
    * `run_once` still runs it once.
    */
   misfireGraceMs?: number;
+  /**
+   * Where this scheduler says it runs (every SCHEDULER_BEAT_MS, at a tick), so API
+   * processes can warn when none does (scheduler-watch.ts). Absent: no heartbeat.
+   */
+  heartbeat?: { store: Pick<SchedulerHeartbeatStore, 'recordSchedulerBeat'>; holder: string };
 }
 
 export interface TickReport {
@@ -113,8 +124,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<TickReport> | null = null;
   let stopped = false;
+  let lastBeat: number | null = null;
+
+  async function beat(): Promise<void> {
+    const { heartbeat } = options;
+    const at = Date.now();
+    if (!heartbeat || (lastBeat !== null && at - lastBeat < SCHEDULER_BEAT_MS)) return;
+    try {
+      await heartbeat.store.recordSchedulerBeat(heartbeat.holder);
+      lastBeat = at;
+    } catch (error) {
+      options.logger?.warn({ err: error }, 'scheduler heartbeat not written; retried next tick');
+    }
+  }
 
   async function tickOnce(): Promise<TickReport> {
+    await beat();
     const report: TickReport = {
       due: 0,
       fired: 0,

@@ -167,6 +167,18 @@ export interface MigrationStatus {
   latest: number;
 }
 
+/** What the no-scheduler warning reads (docs/scale-out.md, No scheduler running). */
+export interface SchedulerStatus {
+  /** The store's clock, ms. */
+  now: number;
+  /** The latest scheduler heartbeat, ms; null when no scheduler ever ran on this store. */
+  last_beat_at: number | null;
+  /** Enabled schedules whose next_fire_at has passed. */
+  due: number;
+  /** The oldest next_fire_at among them, ms; null when none is due. */
+  oldest_due_at: number | null;
+}
+
 export interface StoreStats {
   runs_by_status: Record<RunStatus, number>;
   deliveries_by_status: Record<DeliveryStatus, number>;

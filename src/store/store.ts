@@ -64,6 +64,7 @@ import type {
   SecretInfo,
   PendingSteer,
   ForkRunInput,
+  SchedulerStatus,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -210,6 +211,13 @@ export interface ArtifactStore {
     cursor?: string,
   ): Promise<Page<ArtifactStat>>;
   deleteArtifact(tenant: string, path: string): Promise<boolean>;
+}
+
+/** The scheduler's heartbeat: schedulers write it, the API reads it to warn. */
+export interface SchedulerHeartbeatStore {
+  /** Called by a running scheduler every few seconds; one row, the last writer wins. */
+  recordSchedulerBeat(holder: string): Promise<void>;
+  schedulerStatus(): Promise<SchedulerStatus>;
 }
 
 export interface ScheduleStore {
@@ -360,6 +368,7 @@ export interface Store
     DeliveryStore,
     ArtifactStore,
     ScheduleStore,
+    SchedulerHeartbeatStore,
     MemoryStore,
     McpServerStore,
     SecretStore,

@@ -1,4 +1,6 @@
-// Agents: PUT takes the agent document as JSON or TOML (the same schema validates both).
+// Agents: PUT takes the agent document as JSON or TOML (the same schema validates both),
+// then checks every name it uses (families, tools, the model's provider) against what
+// exists for the tenant.
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
@@ -6,12 +8,14 @@ import { agentSpecSchema } from '../agent-schema.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
 import type { AgentStore } from '../../store/store.ts';
+import type { KnownNamesFor } from '../../tools/known-names.ts';
+import { assertAgentNamesKnown } from '../../tools/known-names.ts';
 
 type Deps = ApiDepsWith<AgentStore>;
 
 const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
 
-export function agentRoutes(app: ZodApp, deps: Deps): void {
+export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFor): void {
   const { store } = deps;
   const tags = ['agents'];
 
@@ -35,6 +39,7 @@ export function agentRoutes(app: ZodApp, deps: Deps): void {
     },
     async (request, reply) => {
       const { tenant, agent: name } = request.params;
+      await assertAgentNamesKnown(knownNamesFor, tenant, request.body);
       const { agent, created } = await store.putAgent(tenant, name, request.body);
       return reply.code(created ? 201 : 200).send({ agent });
     },

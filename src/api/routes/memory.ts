@@ -9,6 +9,12 @@ import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, jsonObjectSchema, nameSchema, queryInt } from '../schemas.ts';
 
+/**
+ * How long a request waits for the embedder (a loaded cache takes well under this); a
+ * first-start cache build answers 503 EMBEDDER_UNAVAILABLE with Retry-After instead.
+ */
+const EMBEDDER_WAIT_MS = 2_000;
+
 const MEMORY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 const memoryIdSchema = z
@@ -84,6 +90,7 @@ export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
     },
     async (request) => {
       const { tenant, namespace } = request.params;
+      await memory.ready(EMBEDDER_WAIT_MS);
       const { q, limit, mode } = request.query;
       return { results: await memory.search(tenant, namespace, q, limit, mode) };
     },
@@ -106,6 +113,7 @@ export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
     async (request, reply) => {
       const { tenant, namespace, id } = request.params;
       const { text, metadata } = request.body;
+      await memory.ready(EMBEDDER_WAIT_MS);
       const { fact, created } = await memory.put(tenant, namespace, id, text, metadata ?? {});
       return reply.code(created ? 201 : 200).send({ fact });
     },

@@ -5,9 +5,10 @@
 import { KeelError } from '../../errors.ts';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import type { StoreLifecycle } from '../../store/store.ts';
+import { schedulerWarning } from '../../schedules/scheduler-watch.ts';
+import type { SchedulerHeartbeatStore, StoreLifecycle } from '../../store/store.ts';
 
-type Deps = ApiDepsWith<StoreLifecycle>;
+type Deps = ApiDepsWith<StoreLifecycle & Pick<SchedulerHeartbeatStore, 'schedulerStatus'>>;
 
 async function refreshGauges(deps: Deps): Promise<void> {
   const stats = await deps.store.stats();
@@ -18,6 +19,8 @@ async function refreshGauges(deps: Deps): Promise<void> {
   for (const status of DELIVERY_STATUSES) {
     deps.metrics.deliveriesByStatus.set({ status }, stats.deliveries_by_status[status] ?? 0);
   }
+  const warning = schedulerWarning(await deps.store.schedulerStatus());
+  deps.metrics.schedulesDueWithoutScheduler.set(warning?.due ?? 0);
 }
 
 export function operationRoutes(app: ZodApp, deps: Deps): void {
@@ -32,7 +35,15 @@ export function operationRoutes(app: ZodApp, deps: Deps): void {
       if (migrations.current !== migrations.latest) {
         throw new Error(`schema at ${migrations.current}, code expects ${migrations.latest}`);
       }
-      return { ok: true, store: deps.store.kind, schema_version: migrations.current };
+      // Still ready (the API works); the warning is for the operator (docs/scale-out.md).
+      const warning = schedulerWarning(await deps.store.schedulerStatus());
+      if (warning) request.log.warn({ due: warning.due }, `readyz: ${warning.message}`);
+      return {
+        ok: true,
+        store: deps.store.kind,
+        schema_version: migrations.current,
+        ...(warning && { warnings: [{ code: 'NO_SCHEDULER_RUNNING', ...warning }] }),
+      };
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed');
       throw new KeelError('STORE_UNAVAILABLE', 'the store is unreachable or not migrated');

@@ -21,6 +21,8 @@ import { scheduleWriteOf } from '../../schedules/schedule-input.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema, tenantParams } from '../schemas.ts';
 import type { AgentStore, ScheduleStore } from '../../store/store.ts';
+import type { KnownNamesFor } from '../../tools/known-names.ts';
+import { assertAgentNamesKnown } from '../../tools/known-names.ts';
 
 type Deps = ApiDepsWith<AgentStore & ScheduleStore>;
 
@@ -43,7 +45,12 @@ function isMemoryOnly(families: readonly string[] | undefined): boolean {
   return families !== undefined && families.length === 1 && families[0] === 'memory';
 }
 
-export function presetRoutes(app: ZodApp, deps: Deps, now: () => number = Date.now): void {
+export function presetRoutes(
+  app: ZodApp,
+  deps: Deps,
+  knownNamesFor: KnownNamesFor,
+  now: () => number = Date.now,
+): void {
   const { store } = deps;
 
   app.post(
@@ -70,6 +77,9 @@ export function presetRoutes(app: ZodApp, deps: Deps, now: () => number = Date.n
           'VALIDATION_FAILED',
           'body.model: required when the maintainer is first installed (e.g. "openai/gpt-4.1-mini")',
         );
+      }
+      if (model !== undefined) {
+        await assertAgentNamesKnown(knownNamesFor, tenant, { model });
       }
       const schedule = await store.getSchedule(tenant, MAINTENANCE_SCHEDULE);
       if (schedule && schedule.agent !== MAINTAINER_AGENT) {

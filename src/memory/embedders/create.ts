@@ -2,6 +2,7 @@
 // nothing else creates embedders, so there is exactly one per process.
 
 import type { KeelConfig } from '../../config.ts';
+import type { Logger } from '../../logger.ts';
 import { KeelError } from '../../errors.ts';
 import type { Embedder } from './embedder.ts';
 import { createGloveSifEmbedder, stderrBuildProgress } from './glove-sif.ts';
@@ -54,4 +55,27 @@ export function createEmbedder(
     }
   }
   throw invalid(`unknown embedder "${spec}"; expected one of ${EMBEDDER_FORMS}`);
+}
+
+/**
+ * Starts the embedder's warm-up without waiting for it (keel serve at a terminal): the
+ * log says it started and how long it took; a failure is logged and the first memory
+ * call tries again.
+ */
+export function prepareInBackground(
+  embedder: Embedder,
+  logger: Pick<Logger, 'info' | 'warn'>,
+): void {
+  if (!embedder.warm) return;
+  const started = Date.now();
+  logger.info({ embedder: embedder.id }, 'memory embedder: preparing in the background');
+  embedder.warm().then(
+    () =>
+      logger.info({ embedder: embedder.id, ms: Date.now() - started }, 'memory embedder: ready'),
+    (error: unknown) =>
+      logger.warn(
+        { embedder: embedder.id, error: String(error) },
+        'memory embedder could not be prepared; the first memory call tries again',
+      ),
+  );
 }

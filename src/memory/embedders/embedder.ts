@@ -21,6 +21,11 @@ export interface Embedder {
   ): Promise<number[]>;
   /** Loads what the first call would load (a cache, a model); optional warm-up. */
   warm?(): Promise<void>;
+  /**
+   * While a one-time preparation runs (glove-sif building its word-vector cache): how
+   * far it is, 0–1. null when ready, or when nothing slow is under way.
+   */
+  preparing?(): { what: string; progress: number } | null;
   /** Frees what it loaded (an ONNX session); called once at shutdown. */
   close?(): Promise<void>;
 }

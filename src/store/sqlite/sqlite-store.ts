@@ -45,6 +45,7 @@ import type {
   ScheduleFireResult,
   ScheduleOwner,
   ScheduleWrite,
+  SchedulerStatus,
   Store,
   StoreStats,
   TokenLookup,
@@ -80,6 +81,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
+import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
@@ -364,6 +366,12 @@ export class SqliteStore implements Store {
     return this.ctx.disk.freeingSpace(() =>
       schedules.deleteSchedule(this.ctx, tenant, name, owner),
     );
+  }
+  async recordSchedulerBeat(holder: string): Promise<void> {
+    heartbeat.recordSchedulerBeat(this.ctx, holder);
+  }
+  async schedulerStatus(): Promise<SchedulerStatus> {
+    return heartbeat.schedulerStatus(this.ctx);
   }
   async dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);
