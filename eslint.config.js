@@ -5,7 +5,7 @@ import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**'] },
+  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**', 'dist/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

@@ -1,8 +1,6 @@
 // `keel fixture-model --listen 127.0.0.1:PORT`: the deterministic fixture model as an
 // OpenAI-compatible server (providers/fixture-server.ts) until SIGTERM/SIGINT.
 
-import { isLoopbackHost, parseListen } from '../config.ts';
-import { startFixtureServer } from '../providers/fixture-server.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -15,6 +13,9 @@ export async function fixtureModelCommand(argv: string[]): Promise<number> {
   });
   if (positionals.length > 0)
     throw new UsageError(`fixture-model takes no arguments: ${positionals[0]}`);
+  // Loaded here, not at the top: every `keel` command imports this file's usage line.
+  const { isLoopbackHost, parseListen } = await import('../config.ts');
+  const { startFixtureServer } = await import('../providers/fixture-server.ts');
   const { host, port } = parseListen(values.listen ?? '127.0.0.1:8090');
   // A test model answers anyone without a key: keep it on loopback.
   if (!isLoopbackHost(host))

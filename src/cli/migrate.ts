@@ -1,8 +1,6 @@
 // `keel migrate [--check]`: applies pending schema migrations (serve does it too), or
 // with --check only reports them and exits non-zero when any is pending.
 
-import { migratePostgres } from '../store/postgres/index.ts';
-import { migrateSqlite } from '../store/sqlite/index.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -17,7 +15,10 @@ export async function migrateCommand(
     check: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`migrate takes no arguments: ${positionals[0]}`);
-  const config = loadServerConfig(values);
+  const config = await loadServerConfig(values);
+  // Loaded here, not at the top: every `keel` command imports this file's usage line.
+  const { migratePostgres } = await import('../store/postgres/index.ts');
+  const { migrateSqlite } = await import('../store/sqlite/index.ts');
   const { url, durability } = config.store;
   // Both backends report alike: current, latest, applied, pending.
   const migrate = url.startsWith('sqlite:')

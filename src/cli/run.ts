@@ -50,8 +50,10 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
 };
 
 export function usage(): string {
+  // Padded to the longest name, so a long one (fixture-model) never runs into its text.
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 2;
   const lines = Object.entries(COMMANDS).map(
-    ([name, command]) => `  ${name.padEnd(10)}${command.about}\n      ${command.usage}`,
+    ([name, command]) => `  ${name.padEnd(width)}${command.about}\n      ${command.usage}`,
   );
   return `usage: keel <command> [flags]\n\ncommands:\n${lines.join('\n')}`;
 }

@@ -2,7 +2,6 @@
 // stop (in-flight runs interrupted at a checkpoint, leases released) and exit 0.
 
 import type { KeelOptions, KeelRole } from '../main.ts';
-import { KEEL_ROLES, startKeel } from '../main.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -26,11 +25,13 @@ export async function serveCommand(
     pretty: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments: ${positionals[0]}`);
+  // The server's modules load only when serving: `keel --help` stays fast.
+  const { KEEL_ROLES, startKeel } = await import('../main.ts');
   const role = (values.role ?? 'all') as KeelRole;
   if (!KEEL_ROLES.includes(role)) {
     throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
   }
-  const config = loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
+  const config = await loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
   const keel = await startKeel(config, { role, ...injected });
   process.stdout.write(`${keel.banner}\n`);
 
