@@ -3,7 +3,7 @@
 import { CHAT_USAGE, chatCommand } from './chat.ts';
 import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
-import { FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
+import { FIXTURE_MODEL_HELP, FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
 import { MCP_USAGE, SECRETS_USAGE, mcpCommand, secretsCommand } from './mcp.ts';
 import { MEMORY_USAGE, memoryCommand } from './memory.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
@@ -21,7 +21,8 @@ import { TURN_USAGE, turnCommand } from './turn.ts';
 
 type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; usage: string; about: string }> = {
+/** `help`, when given, follows the usage line in `keel <command> --help`. */
+const COMMANDS: Record<string, { run: Command; usage: string; about: string; help?: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE, about: 'run the API and workers' },
   migrate: { run: migrateCommand, usage: MIGRATE_USAGE, about: 'apply schema migrations' },
   memory: {
@@ -34,6 +35,7 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
     run: fixtureModelCommand,
     usage: FIXTURE_MODEL_USAGE,
     about: 'the deterministic OpenAI-compatible test model',
+    help: FIXTURE_MODEL_HELP,
   },
   turn: { run: turnCommand, usage: TURN_USAGE, about: 'submit a turn' },
   chat: { run: chatCommand, usage: CHAT_USAGE, about: 'interactive terminal channel on one scope' },
@@ -71,7 +73,7 @@ export async function runCli(
   try {
     if (!command) throw new UsageError(`unknown command "${name}"`);
     if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(`usage: ${command.usage}\n`);
+      process.stdout.write(`usage: ${command.usage}\n${command.help ? `\n${command.help}\n` : ''}`);
       return 0;
     }
     return await command.run(rest);
