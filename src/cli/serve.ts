@@ -5,7 +5,7 @@ import type { KeelOptions, KeelRole } from '../main.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
-export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
+export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT | --port N] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
 
 /** A stop that takes longer than this has hung; the process exits non-zero instead. */
 const STOP_DEADLINE_MS = 30_000;
@@ -21,6 +21,7 @@ export async function serveCommand(
   const { values, positionals } = parseCommand(argv, {
     ...SERVER_OPTIONS,
     listen: { type: 'string' },
+    port: { type: 'string' },
     role: { type: 'string' },
     pretty: { type: 'boolean' },
   });
@@ -31,7 +32,16 @@ export async function serveCommand(
   if (!KEEL_ROLES.includes(role)) {
     throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
   }
-  const config = await loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535))
+    throw new UsageError(`--port: expected a port number 0–65535, got "${values.port}"`);
+  if (port !== undefined && values.listen !== undefined)
+    throw new UsageError('--port and --listen: give one (--listen HOST:PORT sets both)');
+  const config = await loadServerConfig(values, {
+    listen: values.listen,
+    pretty: values.pretty,
+    ...(port !== undefined && { port }),
+  });
   const keel = await startKeel(config, { role, ...injected });
   process.stdout.write(`${keel.banner}\n`);
 
