@@ -94,7 +94,8 @@ describe('keel client commands', () => {
     const [runId] = submitted.stdout.split(' ');
     assert.ok(runId);
     const list = await keelCli('runs', 'list', '--scope', 's3');
-    assert.match(list.stdout, new RegExp(`^${runId}`));
+    assert.match(list.stdout, new RegExp(`^${runId}  running`, 'm'));
+    assert.match(list.stdout, /^RUN +STATUS +AGENT +SCOPE +CREATED$/m);
     const cancel = await keelCli('runs', 'cancel', runId, '--reason', 'test');
     assert.equal(cancel.stdout, `${runId} cancelled\n`);
     const show = await keelCli('runs', 'show', runId);

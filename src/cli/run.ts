@@ -18,6 +18,11 @@ import {
   tokenCommand,
 } from './setup.ts';
 import { TURN_USAGE, turnCommand } from './turn.ts';
+import { AGENTS_USAGE, agentsCommand } from './agents.ts';
+import { ARTIFACTS_USAGE, artifactsCommand } from './artifacts.ts';
+import { DELIVERIES_USAGE, deliveriesCommand } from './deliveries.ts';
+import { SCHEDULES_USAGE, schedulesCommand } from './schedules.ts';
+import { THREADS_USAGE, threadsCommand } from './threads.ts';
 
 type Command = (argv: string[]) => Promise<number>;
 
@@ -43,6 +48,11 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string; hel
   tenant: { run: tenantCommand, usage: TENANT_USAGE, about: 'create a tenant' },
   token: { run: tokenCommand, usage: TOKEN_USAGE, about: 'create a tenant token' },
   agent: { run: agentCommand, usage: AGENT_USAGE, about: 'create or replace an agent' },
+  agents: { run: agentsCommand, usage: AGENTS_USAGE, about: "a tenant's agents" },
+  threads: { run: threadsCommand, usage: THREADS_USAGE, about: "an agent's conversations" },
+  schedules: { run: schedulesCommand, usage: SCHEDULES_USAGE, about: "a tenant's schedules" },
+  artifacts: { run: artifactsCommand, usage: ARTIFACTS_USAGE, about: "a tenant's artifacts" },
+  deliveries: { run: deliveriesCommand, usage: DELIVERIES_USAGE, about: "a tenant's outbox" },
   mcp: { run: mcpCommand, usage: MCP_USAGE, about: "a tenant's MCP servers and their tools" },
   secrets: {
     run: secretsCommand,
