@@ -6,7 +6,15 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 export default tseslint.config(
   // examples/wasm-tools is AssemblyScript (its own types, built by asc), not keel's TS.
-  { ignores: ['node_modules/**', 'bench/results/**', '.keel/**', 'examples/wasm-tools/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'bench/results/**',
+      '.keel/**',
+      'dist/**',
+      'examples/wasm-tools/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     // The console's browser modules (docs/console.md): plain ES modules, no type

@@ -287,6 +287,8 @@ function mcpSettingsOf(
 export interface ConfigFlags {
   config?: string;
   listen?: string;
+  /** `keel serve --port N` (`npm start -- --port N`): the port of `listen`, host kept. */
+  port?: number;
   data_dir?: string;
   store_url?: string;
   pretty?: boolean;
@@ -396,7 +398,10 @@ export function loadConfig(
   }
 
   const config: KeelConfig = {
-    listen: parseListen(flags.listen ?? env.KEEL_LISTEN ?? file.listen ?? '127.0.0.1:8080'),
+    listen: {
+      ...parseListen(flags.listen ?? env.KEEL_LISTEN ?? file.listen ?? '127.0.0.1:8080'),
+      ...(flags.port !== undefined && { port: flags.port }),
+    },
     data_dir: dataDir,
     store: {
       url: normalizeStoreUrl(storeUrl, cwd),

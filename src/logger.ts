@@ -1,4 +1,5 @@
-// Structured JSON logs (pino) on stderr; `--pretty` only changes how they are printed.
+// Structured JSON logs (pino) on stderr; `--pretty` only changes how they are printed:
+// pino-pretty in pino's transport worker (coloured when stderr is a terminal).
 
 import pino from 'pino';
 import type { Logger } from 'pino';
@@ -13,7 +14,16 @@ export function createLogger(options: { level: string; pretty: boolean }): Logge
       redact: ['req.headers.authorization', '*.api_key', '*.token', 'headers.authorization'],
     },
     options.pretty
-      ? pino.transport({ target: 'pino/file', options: { destination: 2 } })
+      ? pino.transport({
+          target: 'pino-pretty',
+          options: {
+            destination: 2,
+            colorize: process.stderr.isTTY === true,
+            translateTime: 'SYS:HH:MM:ss.l',
+            ignore: 'pid,hostname,service',
+            singleLine: true,
+          },
+        })
       : pino.destination(2),
   );
 }

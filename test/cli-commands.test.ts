@@ -4,17 +4,16 @@
 // pseudo-terminal through tmux.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const TMUX = '/usr/bin/tmux';
 let keel: TestKeel;
 
 function env(): NodeJS.ProcessEnv {
@@ -96,7 +95,8 @@ describe('keel client commands', () => {
     const [runId] = submitted.stdout.split(' ');
     assert.ok(runId);
     const list = await keelCli('runs', 'list', '--scope', 's3');
-    assert.match(list.stdout, new RegExp(`^${runId}`));
+    assert.match(list.stdout, new RegExp(`^${runId}  running`, 'm'));
+    assert.match(list.stdout, /^RUN +STATUS +AGENT +SCOPE +CREATED$/m);
     const cancel = await keelCli('runs', 'cancel', runId, '--reason', 'test');
     assert.equal(cancel.stdout, `${runId} cancelled\n`);
     const show = await keelCli('runs', 'show', runId);
@@ -187,81 +187,25 @@ describe('keel client commands', () => {
   });
 });
 
-describe('keel chat in a pseudo-terminal (tmux)', () => {
-  const socket = `keel-test-${process.pid}`;
-  const tmux = (...args: string[]): string =>
-    execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' });
-
-  async function screenShows(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    let screen = '';
-    while (Date.now() < deadline) {
-      screen = tmux('capture-pane', '-p', '-J', '-t', 'chat', '-S', '-200');
-      if (pattern.test(screen)) return screen;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+describe('keel chat in a pseudo-terminal (tmux)', { skip: NO_TMUX }, () => {
+  it('types lines and sees streamed answers and tool calls', async () => {
+    const chat = new TmuxSession(
+      [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'chat', 'assistant', 'tty'],
+      { cwd: ROOT, env: { KEEL_URL: keel.url, KEEL_TENANT: 'cli' } },
+    );
+    try {
+      await chat.shows(/you> $/m);
+      chat.send('hello from the terminal', 'Enter');
+      await chat.shows(/assistant> echo: hello from the terminal\n/);
+      chat.send('@call calc_eval {"expression":"1+2"}', 'Enter');
+      const screen = await chat.shows(
+        /← calc_eval: \{"expression":"1\+2","value":3\}[\s\S]*assistant> echo: \s*\n?calc_eval:/,
+      );
+      assert.match(screen, /→ calc_eval/);
+      chat.send('/quit', 'Enter');
+      assert.ok(await chat.ended(), 'keel chat did not exit on /quit');
+    } finally {
+      chat.close();
     }
-    assert.fail(`the terminal never showed ${pattern}:\n${screen}`);
-  }
-
-  it(
-    'types lines and sees streamed answers and tool calls',
-    { skip: !existsSync(TMUX) && 'tmux is not installed (/usr/bin/tmux)' },
-    async () => {
-      const command = [
-        process.execPath,
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'chat',
-        'assistant',
-        'tty',
-      ]
-        .map((part) => `'${part}'`)
-        .join(' ');
-      const environment = Object.entries({ KEEL_URL: keel.url, KEEL_TENANT: 'cli' }).flatMap(
-        ([key, value]) => ['-e', `${key}=${value}`],
-      );
-      tmux(
-        'new-session',
-        '-d',
-        '-s',
-        'chat',
-        '-x',
-        '200',
-        '-y',
-        '50',
-        '-c',
-        ROOT,
-        ...environment,
-        command,
-      );
-      try {
-        await screenShows(/you> $/m);
-        tmux('send-keys', '-t', 'chat', 'hello from the terminal', 'Enter');
-        await screenShows(/assistant> echo: hello from the terminal\n/);
-        tmux('send-keys', '-t', 'chat', '@call calc_eval {"expression":"1+2"}', 'Enter');
-        const screen = await screenShows(
-          /← calc_eval: \{"expression":"1\+2","value":3\}[\s\S]*assistant> echo: \s*\n?calc_eval:/,
-        );
-        assert.match(screen, /→ calc_eval/);
-        tmux('send-keys', '-t', 'chat', '/quit', 'Enter');
-        // The session ends with the chat process.
-        for (let i = 0; i < 100; i++) {
-          try {
-            tmux('has-session', '-t', 'chat');
-          } catch {
-            return;
-          }
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        assert.fail('keel chat did not exit on /quit');
-      } finally {
-        try {
-          tmux('kill-server');
-        } catch {
-          // already gone with its last session
-        }
-      }
-    },
-  );
+  });
 });

@@ -24,7 +24,7 @@ import { TINY_DIMENSION, axisIndex, writeTinyModelDirectory } from './helpers/on
 // After `npm install --omit=optional` the runtime is absent by choice: with
 // KEEL_TEST_SKIP_ONNX=1 these tests are then reported as skipped (memory-embedders.test.ts
 // covers the error keel gives). Without it they run and fail, so an install that lost the
-// optional packages (e.g. a broken .npmrc) cannot pass unnoticed.
+// optional packages (e.g. a failed CUDA download without ONNXRUNTIME_NODE_INSTALL=skip) cannot pass unnoticed.
 function missingRuntime(): string | false {
   for (const name of ['onnxruntime-node', '@huggingface/tokenizers']) {
     try {

@@ -60,7 +60,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     genReqId: requestIdFor,
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // One log line per request (the onResponse hook below), not fastify's two.
+    logController: new LogController({
+      requestIdLogLabel: 'request_id',
+      disableRequestLogging: true,
+    }),
     requestIdHeader: false,
     // A scope may be 256 bytes of UTF-8, up to 768 characters once percent-encoded.
     routerOptions: { maxParamLength: 1024 },
@@ -83,6 +87,11 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
+    const ms = Math.round(reply.elapsedTime * 10) / 10;
+    request.log.info(
+      { method: request.method, url: request.url, status: reply.statusCode, ms },
+      `${request.method} ${request.url} ${reply.statusCode} ${ms} ms`,
+    );
     deps.metrics.httpRequests.inc({
       method: request.method,
       // The route pattern, never the raw URL: label cardinality stays bounded.

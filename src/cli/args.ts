@@ -1,11 +1,12 @@
 // How every `keel` command reads its argv: strict flags (an unknown one is a usage
 // error, cli/errors.ts) and positionals allowed; and the flags of the commands that open
-// the server's config and store themselves (serve, migrate, memory).
+// the server's config and store themselves (serve, migrate, memory). The config module
+// (zod, TOML) is loaded only by those commands: `keel --help` and the client commands
+// never pay for it (docs/benchmarks.md, CLI start).
 
 import type { ParseArgsConfig } from 'node:util';
 import { parseArgs } from 'node:util';
 import type { ConfigFlags, KeelConfig } from '../config.ts';
-import { loadConfig } from '../config.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -27,7 +28,11 @@ export interface ServerFlags {
 }
 
 /** The config file named by --config, with --data-dir / --store-url (and `more`) over it. */
-export function loadServerConfig(flags: ServerFlags, more: ConfigFlags = {}): KeelConfig {
+export async function loadServerConfig(
+  flags: ServerFlags,
+  more: ConfigFlags = {},
+): Promise<KeelConfig> {
+  const { loadConfig } = await import('../config.ts');
   return loadConfig({
     config: flags.config,
     data_dir: flags['data-dir'],

@@ -1,15 +1,142 @@
 // `keel chat <agent> [scope]`: an interactive terminal channel on one scope. Each line
 // is a turn; the answer streams in from the run's events as it is written, with the
-// tool calls and their results in between. `/quit` or end of input leaves.
+// tool calls and their results in between. Ctrl-C while an answer streams cancels that
+// run (and says so); a second Ctrl-C — or two at the prompt — leaves, as do `/quit` and
+// end of input. `/new` starts a new conversation (a new scope), `/cancel` cancels the
+// streaming run, `/help` lists these.
 
-import { createInterface } from 'node:readline/promises';
+import { randomBytes } from 'node:crypto';
+import type { KeelClient } from './client.ts';
 import { ApiError, createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
+import { ChatInput } from './chat-input.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter } from './event-printer.ts';
 
 export const CHAT_USAGE = `keel chat <agent> [scope] ${CLIENT_USAGE}`;
+
+const CHAT_HELP = `commands:
+  /help     this list
+  /new      start a new conversation (a new scope; the old one keeps its thread)
+  /cancel   cancel the answer that is streaming (Ctrl-C does the same)
+  /quit     leave (also /exit, Ctrl-D, or Ctrl-C twice)
+anything else is sent as a turn; with a fixture/… model, directives such as
+@call clock_now {}  or  @sleep 20000  work (keel fixture-model --help lists them)`;
+
+/** Exit code after Ctrl-C, as shells report a SIGINT death (128 + 2). */
+const INTERRUPTED = 130;
+
+/** The run being streamed, and what Ctrl-C has done to it so far. */
+interface Streaming {
+  runId: string | null;
+  cancelling: boolean;
+  stop: AbortController;
+}
+
+class ChatSession {
+  private streaming: Streaming | null = null;
+  /** Ctrl-Cs since the last line was entered: the second one leaves. */
+  private interrupts = 0;
+  private leave: ((code: number) => void) | null = null;
+  readonly left = new Promise<number>((resolve) => (this.leave = resolve));
+  readonly input: ChatInput;
+
+  constructor(
+    private readonly client: KeelClient,
+    private readonly agent: string,
+    public scope: string,
+    private readonly write: (text: string) => void,
+  ) {
+    this.input = new ChatInput('you> ', {
+      onLine: (line) => this.lineWhileStreaming(line),
+      onInterrupt: () => this.interrupt(),
+    });
+  }
+
+  /** While an answer streams, `/cancel` and `/quit` act at once; other lines wait. */
+  private lineWhileStreaming(line: string): boolean {
+    this.interrupts = 0;
+    if (!this.streaming) return false;
+    const text = line.trim();
+    if (text === '/cancel') {
+      this.cancel('/cancel in keel chat');
+      return true;
+    }
+    if (text === '/quit' || text === '/exit') {
+      this.streaming.stop.abort();
+      this.leave?.(0);
+      return true;
+    }
+    return false;
+  }
+
+  private interrupt(): void {
+    this.interrupts += 1;
+    if (this.interrupts >= 2 || this.streaming?.cancelling) {
+      this.write('\n(leaving)\n');
+      this.streaming?.stop.abort();
+      this.leave?.(INTERRUPTED);
+      return;
+    }
+    if (this.streaming) {
+      this.cancel('Ctrl-C in keel chat');
+      return;
+    }
+    this.input.clearLine();
+    this.write('\n(Ctrl-C again, /quit or Ctrl-D to leave; /help for commands)\n');
+    this.input.prompt();
+  }
+
+  private cancel(reason: string): void {
+    const streaming = this.streaming;
+    if (!streaming || streaming.cancelling) return;
+    streaming.cancelling = true;
+    this.write(`\n^C cancelling run ${streaming.runId ?? '(being created)'}…\n`);
+    if (streaming.runId) void this.sendCancel(streaming.runId, reason);
+  }
+
+  private async sendCancel(runId: string, reason: string): Promise<void> {
+    try {
+      await this.client.request('POST', this.client.tenantPath(`/runs/${runId}/cancel`), {
+        reason,
+      });
+    } catch (error) {
+      // The run may have ended first; the stream's last event says how it ended.
+      this.write(`keel: cancel: ${error instanceof ApiError ? error.code : String(error)}\n`);
+    }
+  }
+
+  async turn(text: string): Promise<void> {
+    const streaming: Streaming = { runId: null, cancelling: false, stop: new AbortController() };
+    this.streaming = streaming;
+    try {
+      const created = await this.client.request('POST', this.client.tenantPath('/turns'), {
+        agent: this.agent,
+        scope: this.scope,
+        payload: { text },
+      });
+      streaming.runId = created.run_id as string;
+      // Ctrl-C came while the turn was being submitted.
+      if (streaming.cancelling) await this.sendCancel(streaming.runId, 'Ctrl-C in keel chat');
+      const printer = new EventPrinter(this.write, { answerPrefix: `${this.agent}> ` });
+      for await (const event of this.client.events(streaming.runId, {
+        signal: streaming.stop.signal,
+      }))
+        printer.take(event);
+      if (printer.outcome.status === 'cancelled')
+        this.write(`(run ${streaming.runId} cancelled)\n`);
+    } catch (error) {
+      if (streaming.stop.signal.aborted) return; // leaving
+      // One failed turn does not end the conversation.
+      if (!(error instanceof ApiError)) throw error;
+      this.write(`keel: ${error.code}: ${error.message}\n`);
+    } finally {
+      // Ctrl-Cs are not forgotten here: one more at the prompt after a cancel leaves.
+      this.streaming = null;
+    }
+  }
+}
 
 export async function chatCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, CLIENT_OPTIONS);
@@ -18,33 +145,34 @@ export async function chatCommand(argv: string[]): Promise<number> {
   const client = createClient(loadClientConfig(values));
   const write = (text: string): void => void process.stdout.write(text);
   write(
-    `chat with ${agent} on scope ${JSON.stringify(scope)} at ${client.config.url} — /quit to leave\n`,
+    `chat with ${agent} on scope ${JSON.stringify(scope)} at ${client.config.url} — /help for commands, /quit to leave\n`,
   );
-
-  const terminal = createInterface({ input: process.stdin, output: process.stdout });
-  const closed = new Promise<null>((resolve) => terminal.once('close', () => resolve(null)));
+  const session = new ChatSession(client, agent, scope, write);
   try {
-    for (;;) {
-      const line = await Promise.race([terminal.question('you> '), closed]);
-      if (line === null) return 0; // end of input
-      const text = line.trim();
-      if (text === '/quit' || text === '/exit') return 0;
-      if (text === '') continue;
-      try {
-        const created = await client.request('POST', client.tenantPath('/turns'), {
-          agent,
-          scope,
-          payload: { text },
-        });
-        const printer = new EventPrinter(write, { answerPrefix: `${agent}> ` });
-        for await (const event of client.events(created.run_id as string)) printer.take(event);
-      } catch (error) {
-        // One failed turn does not end the conversation.
-        if (!(error instanceof ApiError)) throw error;
-        write(`keel: ${error.code}: ${error.message}\n`);
-      }
-    }
+    return await Promise.race([session.left, converse(session, write)]);
   } finally {
-    terminal.close();
+    session.input.close();
+  }
+}
+
+async function converse(session: ChatSession, write: (text: string) => void): Promise<number> {
+  for (;;) {
+    const line = await session.input.next();
+    if (line === null) return 0; // end of input
+    const text = line.trim();
+    if (text === '') continue;
+    if (text === '/quit' || text === '/exit') return 0;
+    if (text === '/help') {
+      write(`${CHAT_HELP}\n`);
+    } else if (text === '/new') {
+      session.scope = `${session.scope.replace(/~[0-9a-f]{6}$/, '')}~${randomBytes(3).toString('hex')}`;
+      write(`new conversation on scope ${JSON.stringify(session.scope)}\n`);
+    } else if (text === '/cancel') {
+      write('nothing is running\n');
+    } else if (text.startsWith('/')) {
+      write(`unknown command ${text.split(/\s/)[0]}: /help lists them\n`);
+    } else {
+      await session.turn(text);
+    }
   }
 }

@@ -4,10 +4,6 @@
 // picks up exactly the facts that are still stale. Progress goes to stderr.
 // It takes the data-dir lock, so it refuses while a server owns the data dir.
 
-import { inertFailpoints } from '../failpoints.ts';
-import { openStore } from '../main.ts';
-import { createEmbedder } from '../memory/embedders/create.ts';
-import { createMemoryService } from '../memory/service.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -30,7 +26,12 @@ export async function memoryCommand(
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
     throw new UsageError('--batch-size: expected an integer 1–10000');
   }
-  const config = loadServerConfig(values);
+  const config = await loadServerConfig(values);
+  // Loaded here, not at the top: every `keel` command imports this file's usage line.
+  const { inertFailpoints } = await import('../failpoints.ts');
+  const { openStore } = await import('../main.ts');
+  const { createEmbedder } = await import('../memory/embedders/create.ts');
+  const { createMemoryService } = await import('../memory/service.ts');
   const { store } = await openStore(config, inertFailpoints);
   try {
     const memory = createMemoryService({ store, embedder: createEmbedder(config) });

@@ -3,8 +3,6 @@
 // it first creates the database when it does not exist (or prints the command that
 // does, when this user may not).
 
-import { ensurePostgresDatabase, migratePostgres } from '../store/postgres/index.ts';
-import { migrateSqlite } from '../store/sqlite/index.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -19,7 +17,10 @@ export async function migrateCommand(
     check: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`migrate takes no arguments: ${positionals[0]}`);
-  const config = loadServerConfig(values);
+  const config = await loadServerConfig(values);
+  // Loaded here, not at the top: every `keel` command imports this file's usage line.
+  const { ensurePostgresDatabase, migratePostgres } = await import('../store/postgres/index.ts');
+  const { migrateSqlite } = await import('../store/sqlite/index.ts');
   const { url, durability } = config.store;
   // Both backends report alike: current, latest, applied, pending.
   const migrate = url.startsWith('sqlite:')

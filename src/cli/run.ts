@@ -3,7 +3,7 @@
 import { CHAT_USAGE, chatCommand } from './chat.ts';
 import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
-import { FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
+import { FIXTURE_MODEL_HELP, FIXTURE_MODEL_USAGE, fixtureModelCommand } from './fixture-model.ts';
 import { MCP_USAGE, SECRETS_USAGE, mcpCommand, secretsCommand } from './mcp.ts';
 import { WASM_USAGE, wasmCommand } from './wasm.ts';
 import { MEMORY_USAGE, memoryCommand } from './memory.ts';
@@ -19,10 +19,16 @@ import {
   tokenCommand,
 } from './setup.ts';
 import { TURN_USAGE, turnCommand } from './turn.ts';
+import { AGENTS_USAGE, agentsCommand } from './agents.ts';
+import { ARTIFACTS_USAGE, artifactsCommand } from './artifacts.ts';
+import { DELIVERIES_USAGE, deliveriesCommand } from './deliveries.ts';
+import { SCHEDULES_USAGE, schedulesCommand } from './schedules.ts';
+import { THREADS_USAGE, threadsCommand } from './threads.ts';
 
 type Command = (argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; usage: string; about: string }> = {
+/** `help`, when given, follows the usage line in `keel <command> --help`. */
+const COMMANDS: Record<string, { run: Command; usage: string; about: string; help?: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE, about: 'run the API and workers' },
   migrate: { run: migrateCommand, usage: MIGRATE_USAGE, about: 'apply schema migrations' },
   memory: {
@@ -35,6 +41,7 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
     run: fixtureModelCommand,
     usage: FIXTURE_MODEL_USAGE,
     about: 'the deterministic OpenAI-compatible test model',
+    help: FIXTURE_MODEL_HELP,
   },
   turn: { run: turnCommand, usage: TURN_USAGE, about: 'submit a turn' },
   chat: { run: chatCommand, usage: CHAT_USAGE, about: 'interactive terminal channel on one scope' },
@@ -42,6 +49,11 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
   tenant: { run: tenantCommand, usage: TENANT_USAGE, about: 'create a tenant' },
   token: { run: tokenCommand, usage: TOKEN_USAGE, about: 'create a tenant token' },
   agent: { run: agentCommand, usage: AGENT_USAGE, about: 'create or replace an agent' },
+  agents: { run: agentsCommand, usage: AGENTS_USAGE, about: "a tenant's agents" },
+  threads: { run: threadsCommand, usage: THREADS_USAGE, about: "an agent's conversations" },
+  schedules: { run: schedulesCommand, usage: SCHEDULES_USAGE, about: "a tenant's schedules" },
+  artifacts: { run: artifactsCommand, usage: ARTIFACTS_USAGE, about: "a tenant's artifacts" },
+  deliveries: { run: deliveriesCommand, usage: DELIVERIES_USAGE, about: "a tenant's outbox" },
   mcp: { run: mcpCommand, usage: MCP_USAGE, about: "a tenant's MCP servers and their tools" },
   wasm: { run: wasmCommand, usage: WASM_USAGE, about: "a tenant's WebAssembly tools" },
   secrets: {
@@ -52,8 +64,10 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string }> =
 };
 
 export function usage(): string {
+  // Padded to the longest name, so a long one (fixture-model) never runs into its text.
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length)) + 2;
   const lines = Object.entries(COMMANDS).map(
-    ([name, command]) => `  ${name.padEnd(10)}${command.about}\n      ${command.usage}`,
+    ([name, command]) => `  ${name.padEnd(width)}${command.about}\n      ${command.usage}`,
   );
   return `usage: keel <command> [flags]\n\ncommands:\n${lines.join('\n')}`;
 }
@@ -71,7 +85,7 @@ export async function runCli(
   try {
     if (!command) throw new UsageError(`unknown command "${name}"`);
     if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(`usage: ${command.usage}\n`);
+      process.stdout.write(`usage: ${command.usage}\n${command.help ? `\n${command.help}\n` : ''}`);
       return 0;
     }
     return await command.run(rest);

@@ -5,10 +5,20 @@ import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import type { Column } from './table.ts';
+import { printList } from './table.ts';
 
-export const RUNS_USAGE = `keel runs [list [--agent A] [--scope S] [--status S] [--limit N] | show <id> | trace <id> | cancel <id> [--reason R] | fork <id> --at-step N [--text T] [--scope S]] ${CLIENT_USAGE}`;
+export const RUNS_USAGE = `keel runs [list [--agent A] [--scope S] [--status S] [--limit N] [--cursor C] [--json] | show <id> | trace <id> | cancel <id> [--reason R] | fork <id> --at-step N [--text T] [--scope S]] ${CLIENT_USAGE}`;
 
 type Print = (text: string) => void;
+
+const RUN_COLUMNS: Column[] = [
+  { title: 'RUN', value: (run) => run.run_id },
+  { title: 'STATUS', value: (run) => run.status },
+  { title: 'AGENT', value: (run) => run.agent },
+  { title: 'SCOPE', value: (run) => run.scope },
+  { title: 'CREATED', value: (run) => run.created_at },
+];
 
 export async function runsCommand(
   argv: string[],
@@ -20,6 +30,8 @@ export async function runsCommand(
     scope: { type: 'string' },
     status: { type: 'string' },
     limit: { type: 'string' },
+    cursor: { type: 'string' },
+    json: { type: 'boolean' },
     reason: { type: 'string' },
     'at-step': { type: 'string' },
     text: { type: 'string' },
@@ -33,7 +45,7 @@ export async function runsCommand(
   switch (action) {
     case 'list': {
       const query = new URLSearchParams();
-      for (const key of ['agent', 'scope', 'status', 'limit'] as const) {
+      for (const key of ['agent', 'scope', 'status', 'limit', 'cursor'] as const) {
         const value = values[key];
         if (value !== undefined) query.set(key, value);
       }
@@ -41,13 +53,11 @@ export async function runsCommand(
         'GET',
         client.tenantPath(`/runs${query.size > 0 ? `?${query}` : ''}`),
       );
-      for (const run of page.runs as Record<string, unknown>[]) {
-        print(
-          `${run.run_id}  ${String(run.status).padEnd(9)}  ${run.agent}  ${JSON.stringify(run.scope)}  ${run.created_at}\n`,
-        );
-      }
-      if (page.next_cursor)
-        print(`(more: --cursor is not needed here; narrow with --agent/--scope/--status)\n`);
+      printList(
+        print,
+        { items: page.runs, next_cursor: page.next_cursor, raw: page },
+        { json: values.json === true, columns: RUN_COLUMNS, empty: 'no runs' },
+      );
       return 0;
     }
     case 'show':

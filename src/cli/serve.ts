@@ -2,11 +2,10 @@
 // stop (in-flight runs interrupted at a checkpoint, leases released) and exit 0.
 
 import type { KeelOptions, KeelRole } from '../main.ts';
-import { KEEL_ROLES, startKeel } from '../main.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
-export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
+export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT | --port N] [--data-dir DIR] [--store-url URL] [--role api|worker|scheduler|all] [--pretty]`;
 
 /** A stop that takes longer than this has hung; the process exits non-zero instead. */
 const STOP_DEADLINE_MS = 30_000;
@@ -22,15 +21,27 @@ export async function serveCommand(
   const { values, positionals } = parseCommand(argv, {
     ...SERVER_OPTIONS,
     listen: { type: 'string' },
+    port: { type: 'string' },
     role: { type: 'string' },
     pretty: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments: ${positionals[0]}`);
+  // The server's modules load only when serving: `keel --help` stays fast.
+  const { KEEL_ROLES, startKeel } = await import('../main.ts');
   const role = (values.role ?? 'all') as KeelRole;
   if (!KEEL_ROLES.includes(role)) {
     throw new UsageError(`--role must be one of ${KEEL_ROLES.join(', ')}, got "${values.role}"`);
   }
-  const config = loadServerConfig(values, { listen: values.listen, pretty: values.pretty });
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65_535))
+    throw new UsageError(`--port: expected a port number 0–65535, got "${values.port}"`);
+  if (port !== undefined && values.listen !== undefined)
+    throw new UsageError('--port and --listen: give one (--listen HOST:PORT sets both)');
+  const config = await loadServerConfig(values, {
+    listen: values.listen,
+    pretty: values.pretty,
+    ...(port !== undefined && { port }),
+  });
   // At a terminal the memory embedder prepares at once, with a progress bar, so the
   // first memory call does not meet a 20 s cache build; elsewhere on its first use.
   const keel = await startKeel(config, {

@@ -1,9 +1,10 @@
-// The fixture model's script (docs/agent-loop.md): directives read from the latest user
+// The fixture model's script (docs/fixture-model.md): directives read from the latest user
 // entry, and the pure decision "what does the model answer at this point of the
 // conversation". Pure so the same rules serve the in-process provider and the HTTP
 // fixture server (fixture-wire.ts) — and so a resumed run sees exactly the same behaviour.
 
 import type { JsonObject, JsonValue, RunEntry, ToolResultBody } from '../types.ts';
+import type { FixtureDirectiveName } from './fixture-directives.ts';
 
 export interface ScriptedCall {
   name: string;
@@ -49,6 +50,42 @@ function wholeNumber(text: string | undefined): number | null {
   return Number(text);
 }
 
+/**
+ * What each directive does to the script: keyed by the documented list, so a directive
+ * cannot be parsed without being documented (or documented without being parsed).
+ */
+const APPLY: Record<FixtureDirectiveName, (script: FixtureScript, rest: string) => void> = {
+  call(script, rest) {
+    const call = /^(\S+)(?:\s+(.*))?$/.exec(rest);
+    if (call?.[1]) script.calls.push({ name: call[1], arguments: call[2]?.trim() || '{}' });
+  },
+  parallel(script) {
+    script.parallel = true;
+  },
+  forever(script) {
+    script.forever = true;
+  },
+  sleep(script, rest) {
+    script.sleepMs = wholeNumber(rest) ?? 0;
+  },
+  fail(script, rest) {
+    const [count, status] = rest.split(/\s+/);
+    const n = wholeNumber(count);
+    const code = wholeNumber(status);
+    if (n !== null && code !== null) script.fail = { count: n, status: code };
+  },
+  reply(script, rest) {
+    script.reply = rest;
+  },
+  json(script, rest) {
+    script.json = parseObject(rest);
+    script.jsonText = script.json ? null : rest;
+  },
+  stream(script, rest) {
+    script.streamChunks = wholeNumber(rest) ?? 0;
+  },
+};
+
 export function parseFixtureScript(userText: string): FixtureScript {
   const script: FixtureScript = {
     calls: [],
@@ -65,41 +102,11 @@ export function parseFixtureScript(userText: string): FixtureScript {
   const plain: string[] = [];
   for (const line of userText.split('\n')) {
     const match = /^\s*@(\w+)(?:\s+(.*))?$/.exec(line);
-    const rest = (match?.[2] ?? '').trim();
-    switch (match?.[1]) {
-      case 'call': {
-        const call = /^(\S+)(?:\s+(.*))?$/.exec(rest);
-        if (call?.[1]) script.calls.push({ name: call[1], arguments: call[2]?.trim() || '{}' });
-        break;
-      }
-      case 'parallel':
-        script.parallel = true;
-        break;
-      case 'forever':
-        script.forever = true;
-        break;
-      case 'sleep':
-        script.sleepMs = wholeNumber(rest) ?? 0;
-        break;
-      case 'fail': {
-        const [count, status] = rest.split(/\s+/);
-        const n = wholeNumber(count);
-        const code = wholeNumber(status);
-        if (n !== null && code !== null) script.fail = { count: n, status: code };
-        break;
-      }
-      case 'reply':
-        script.reply = rest;
-        break;
-      case 'json':
-        script.json = parseObject(rest);
-        script.jsonText = script.json ? null : rest;
-        break;
-      case 'stream':
-        script.streamChunks = wholeNumber(rest) ?? 0;
-        break;
-      default:
-        plain.push(line);
+    const name = match?.[1];
+    if (name !== undefined && Object.hasOwn(APPLY, name)) {
+      APPLY[name as FixtureDirectiveName](script, (match?.[2] ?? '').trim());
+    } else {
+      plain.push(line);
     }
   }
   script.text = plain.join('\n').trim();

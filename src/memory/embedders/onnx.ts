@@ -15,7 +15,7 @@ import type { EmbedKind, Embedder } from './embedder.ts';
 import { l2normalize } from './embedder.ts';
 
 const ONNX_INSTALL_HINT =
-  'onnxruntime-node and @huggingface/tokenizers are optional dependencies of keel that `npm install` installs unless optional dependencies are omitted; restore them with `npm install --include=optional` (outside the keel checkout, whose .npmrc already skips the CUDA download of the onnxruntime-node install script, set ONNXRUNTIME_NODE_INSTALL=skip)';
+  'onnxruntime-node and @huggingface/tokenizers are optional dependencies of keel that `npm install` installs unless optional dependencies are omitted; restore them with `npm install --include=optional` (on npm older than 11.19, which ignores package.json allowScripts, prefix ONNXRUNTIME_NODE_INSTALL=skip to skip the CUDA download of the onnxruntime-node install script)';
 
 // Texts per session.run: one run per text wastes the batching a model is built for,
 // but the native run blocks the event loop, so batches stay small enough to keep the

@@ -25,6 +25,24 @@ interface ConnectionOptions {
   readonly?: boolean;
 }
 
+/**
+ * sqlite-vec's native library ships in a per-platform optional dependency, which
+ * `npm install --omit=optional` leaves out: say so instead of a bare load error.
+ */
+export function loadSqliteVec(
+  db: SqliteDatabase,
+  load: (db: SqliteDatabase) => void = sqliteVec.load,
+): void {
+  try {
+    load(db);
+  } catch (error) {
+    throw new KeelError(
+      'STORE_UNAVAILABLE',
+      `the SQLite store needs sqlite-vec's native library, which could not be loaded (${(error as Error).message}). It comes in an optional dependency (sqlite-vec-${process.platform}-${process.arch}) that \`npm install --omit=optional\` leaves out: install with optional dependencies (\`npm install --include=optional\`), or use PostgreSQL (store.url)`,
+    );
+  }
+}
+
 export function openConnection(options: ConnectionOptions): SqliteDatabase {
   const db = new Database(options.path, {
     readonly: options.readonly ?? false,
@@ -33,7 +51,7 @@ export function openConnection(options: ConnectionOptions): SqliteDatabase {
   try {
     // sqlite-vec on every connection: memory's vec0 tables (and the triggers that
     // delete from them when a fact or a tenant goes) need it, readers included.
-    sqliteVec.load(db);
+    loadSqliteVec(db);
     applySettings(db, options);
     assertSettings(db, options);
     return db;

@@ -1,0 +1,124 @@
+// The CLI's nouns as a user runs them (child processes against a keel on loopback):
+// empty lists say so, aligned tables by default, `--json` is the API's body, get / put /
+// rm round-trip through the server, and `runs list` pages with --limit / --cursor.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+let keel: TestKeel;
+
+function keelCli(
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env))
+      if (!key.startsWith('KEEL_')) env[key] = value;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'nouns' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function ok(...args: string[]): Promise<string> {
+  const result = await keelCli(...args);
+  assert.equal(result.code, 0, `keel ${args.join(' ')}: ${result.stderr}`);
+  return result.stdout;
+}
+
+before(async () => {
+  keel = await startTestKeel();
+  await ok('tenant', 'create', 'nouns');
+});
+
+after(async () => {
+  await keel.close();
+});
+
+describe('keel nouns', () => {
+  it('agents: empty list, put, aligned list, --json, get, rm', async () => {
+    assert.equal(await ok('agents', 'list'), 'no agents\n');
+    const file = join(keel.dir, 'a.toml');
+    await writeFile(file, 'model = "fixture/echo"\n');
+    assert.equal(await ok('agents', 'put', 'helper', file), 'agents helper saved\n');
+    assert.equal(
+      await ok('agents', 'put', 'a-much-longer-name', file),
+      'agents a-much-longer-name saved\n',
+    );
+    const table = (await ok('agents', 'list')).split('\n');
+    assert.match(table[0] ?? '', /^NAME {16}MODEL {9}UPDATED$/);
+    // Every MODEL cell starts in the same column.
+    const column = table[0]?.indexOf('MODEL');
+    for (const line of table.slice(1, 3)) assert.equal(line.indexOf('fixture/echo'), column, line);
+    const json = JSON.parse(await ok('agents', 'list', '--json')) as { agents: { name: string }[] };
+    assert.deepEqual(json.agents.map((agent) => agent.name).sort(), [
+      'a-much-longer-name',
+      'helper',
+    ]);
+    assert.equal(JSON.parse(await ok('agents', 'get', 'helper')).model, 'fixture/echo');
+    assert.equal(await ok('agents', 'rm', 'helper'), 'agents helper removed\n');
+    const missing = await keelCli('agents', 'get', 'helper');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^keel: AGENT_NOT_FOUND: /);
+  });
+
+  it('threads, schedules, artifacts, deliveries: empty lists say so; a turn makes a thread', async () => {
+    assert.equal(
+      await ok('threads', 'list', 'a-much-longer-name'),
+      'no threads for a-much-longer-name\n',
+    );
+    assert.equal(await ok('schedules', 'list'), 'no schedules\n');
+    assert.equal(await ok('artifacts', 'list'), 'no artifacts\n');
+    assert.equal(await ok('deliveries', 'list'), 'no deliveries\n');
+    await ok('turn', 'a-much-longer-name', 'chat-1', 'hello', '--wait', '--deliver-to', 'test:x');
+    assert.match(await ok('threads', 'list', 'a-much-longer-name'), /^chat-1 +1 +\S+$/m);
+    const thread = JSON.parse(await ok('threads', 'get', 'a-much-longer-name', 'chat-1'));
+    assert.equal(thread.turns, 1);
+    assert.match(await ok('deliveries', 'list', '--status', 'pending'), /pending +test:x/);
+    assert.equal(
+      await ok('threads', 'rm', 'a-much-longer-name', 'chat-1'),
+      'threads chat-1 removed\n',
+    );
+    const usage = await keelCli('threads', 'list');
+    assert.equal(usage.code, 2, 'threads list needs the agent');
+  });
+
+  it('runs list pages with --limit and --cursor', async () => {
+    for (const scope of ['p1', 'p2', 'p3'])
+      await ok('turn', 'a-much-longer-name', scope, 'hi', '--wait');
+    const first = await ok('runs', 'list', '--limit', '2');
+    const cursor = /\(more: add --cursor (\S+)\)/.exec(first)?.[1];
+    assert.ok(cursor, first);
+    const firstIds = first
+      .split('\n')
+      .slice(1, 3)
+      .map((line) => line.split(' ')[0]);
+    const second = await ok('runs', 'list', '--limit', '2', '--cursor', cursor);
+    const secondIds = second
+      .split('\n')
+      .slice(1)
+      .filter((line) => /^\S{36} /.test(line))
+      .map((line) => line.split(' ')[0]);
+    assert.equal(secondIds.length, 2, second);
+    assert.equal(firstIds.filter((id) => secondIds.includes(id)).length, 0, 'pages do not overlap');
+    const json = JSON.parse(await ok('runs', 'list', '--json', '--limit', '1')) as {
+      runs: unknown[];
+      next_cursor: string;
+    };
+    assert.equal(json.runs.length, 1);
+    assert.ok(json.next_cursor);
+  });
+});
