@@ -9,7 +9,14 @@ export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 export function isTerminal(status: RunStatus): boolean {
@@ -48,6 +55,10 @@ export interface AgentSpec {
   context_window: number;
   output_schema?: JsonObject;
   on_uncertain_effect: UncertainEffectPolicy;
+  /** Globs over tool names whose calls wait for a person's decision (docs/approvals.md). */
+  require_approval?: string[];
+  /** A pending approval is denied with APPROVAL_TIMEOUT after this long; absent = never. */
+  approval_timeout_ms?: number;
 }
 
 export interface Agent extends AgentSpec {

@@ -19,6 +19,7 @@ import type { RunRow } from './rows.ts';
 import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent, appendEvents } from './trace.ts';
+import { cancelPendingApprovals } from './approvals.ts';
 
 /** The fence as SQL on parameters $1 (run_id) and $2 (attempt). */
 function fenceClause(ctx: PgContext): string {
@@ -146,10 +147,11 @@ export async function cancelRun(
     const row = await tx.one<RunRow>(
       `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
          lease_expires_at = NULL
-       WHERE run_id = $3 AND status IN ('queued', 'running') RETURNING *`,
+       WHERE run_id = $3 AND status IN ('queued', 'running', 'waiting') RETURNING *`,
       [JSON.stringify(error), tx.now, runId],
     );
     if (!row) return toRun(current);
+    if (current.status === 'waiting') await cancelPendingApprovals(tx, [runId]);
     await appendEvent(tx, row, 'run.cancelled', { reason });
     tx.changes.push(terminalChange(tenant, runId, 'cancelled'));
     ctx.failpoints.hit('cancel.before_commit');
@@ -166,9 +168,13 @@ export async function failActiveRuns(
   const rows = await tx.rows<{ tenant: string; run_id: string }>(
     `UPDATE runs SET status = 'failed', error = $1, finished_at = $2, lease_owner = NULL,
        lease_expires_at = NULL
-     WHERE tenant = $3 AND agent = $4 AND status IN ('queued', 'running')
+     WHERE tenant = $3 AND agent = $4 AND status IN ('queued', 'running', 'waiting')
      RETURNING tenant, run_id`,
     [JSON.stringify(error), tx.now, lane.tenant, lane.agent],
+  );
+  await cancelPendingApprovals(
+    tx,
+    rows.map((row) => row.run_id),
   );
   for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
     await appendEvent(tx, row, 'run.failed', { error: { ...error } });
