@@ -30,6 +30,7 @@ import { openaiRoutes } from './routes/openai.ts';
 import { operationRoutes } from './routes/operations.ts';
 import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
@@ -129,6 +130,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   agentRoutes(zodApp, deps);
   turnRoutes(zodApp, deps);
   runRoutes(zodApp, deps);
+  approvalRoutes(zodApp, deps);
   eventRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);
   deliveryRoutes(zodApp, deps);

@@ -6,6 +6,7 @@ import { agentSpecSchema } from '../agent-schema.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
 import type { AgentStore } from '../../store/store.ts';
+import { unknownApprovalPatterns } from '../../runtime/approvals.ts';
 
 type Deps = ApiDepsWith<AgentStore>;
 
@@ -35,6 +36,19 @@ export function agentRoutes(app: ZodApp, deps: Deps): void {
     },
     async (request, reply) => {
       const { tenant, agent: name } = request.params;
+      const patterns = request.body.require_approval ?? [];
+      if (patterns.length > 0) {
+        const tools = deps.toolsFor ? await deps.toolsFor(tenant) : deps.tools;
+        const names = tools ? tools.all().map((tool) => tool.name) : [];
+        const unknown = unknownApprovalPatterns(patterns, names);
+        if (unknown.length > 0) {
+          throw new KeelError(
+            'VALIDATION_FAILED',
+            `body.require_approval: ${unknown.map((p) => JSON.stringify(p)).join(', ')} names no tool (see GET T/tools; mcp_* and wasm_* patterns are accepted before their tools exist)`,
+            { fields: ['body.require_approval'] },
+          );
+        }
+      }
       const { agent, created } = await store.putAgent(tenant, name, request.body);
       return reply.code(created ? 201 : 200).send({ agent });
     },

@@ -32,7 +32,7 @@ export async function requestApproval(
   fence: Fence,
   request: ApprovalRequest,
 ): Promise<Approval> {
-  return ctx.write(async (tx) => {
+  const approval = await ctx.write(async (tx) => {
     const run = await tx.one<{ tenant: string; agent: string; scope: string; run_id: string }>(
       `UPDATE runs SET status = 'waiting', lease_owner = NULL, lease_expires_at = NULL
        WHERE run_id = $1 AND status = 'running' AND attempt = $2
@@ -51,6 +51,8 @@ export async function requestApproval(
     ctx.failpoints.hit('approval.request.before_commit');
     return toApproval(row as ApprovalRow);
   });
+  ctx.failpoints.hit('approval.request.after_commit');
+  return approval;
 }
 
 async function settle(
@@ -79,7 +81,7 @@ export async function decideApproval(
   callId: string,
   decision: ApprovalDecision,
 ): Promise<Approval> {
-  return ctx.write(async (tx) => {
+  const approval = await ctx.write(async (tx) => {
     // The run row first, locked: the order cancel and the claim take it in too.
     const run = await tx.one<{ status: string }>(
       'SELECT status FROM runs WHERE run_id = $1 AND tenant = $2 FOR UPDATE',
@@ -98,6 +100,8 @@ export async function decideApproval(
     ctx.failpoints.hit('approval.decide.before_commit');
     return toApproval(settled);
   });
+  ctx.failpoints.hit('approval.decide.after_commit');
+  return approval;
 }
 
 export async function listPendingApprovals(

@@ -36,7 +36,7 @@ export function requestApproval(
   fence: Fence,
   request: ApprovalRequest,
 ): Approval {
-  return ctx.write((changes) => {
+  const approval = ctx.write((changes) => {
     const now = ctx.now();
     const run = ctx
       .sql(
@@ -61,6 +61,8 @@ export function requestApproval(
     ctx.failpoints.hit('approval.request.before_commit');
     return toApproval(approvalRow(ctx, fence.run_id, request.call.call_id) as ApprovalRow);
   });
+  ctx.afterCommit(() => ctx.failpoints.hit('approval.request.after_commit'));
+  return approval;
 }
 
 /** Settles a pending approval of a waiting run and makes the run claimable again. */
@@ -100,7 +102,7 @@ export function decideApproval(
   callId: string,
   decision: ApprovalDecision,
 ): Approval {
-  return ctx.write((changes) => {
+  const approval = ctx.write((changes) => {
     const run = ctx
       .sql('SELECT status FROM runs WHERE run_id = ? AND tenant = ?')
       .get(runId, tenant) as { status: string } | undefined;
@@ -121,6 +123,8 @@ export function decideApproval(
     ctx.failpoints.hit('approval.decide.before_commit');
     return toApproval(settled);
   });
+  ctx.afterCommit(() => ctx.failpoints.hit('approval.decide.after_commit'));
+  return approval;
 }
 
 export function listPendingApprovals(ctx: StoreContext, tenant: string, limit: number): Approval[] {
