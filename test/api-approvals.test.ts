@@ -4,6 +4,7 @@
 // input refused in keel's error shape with nothing written (docs/approvals.md).
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
@@ -66,6 +67,30 @@ async function finished(runId: string) {
 async function toolResult(runId: string) {
   const trace = await http('GET', `${T}/runs/${runId}/trace`);
   return trace.body.events.find((event: { type: string }) => event.type === 'tool.result')?.data;
+}
+
+const ROOT = new URL('..', import.meta.url).pathname;
+
+/** `keel <args>` as a user runs it, against this keel and tenant. */
+function keelCli(
+  ...args: string[]
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('KEEL_')) env[key] = value;
+  }
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: ROOT,
+      env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'appr' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 describe('approvals over HTTP', () => {
@@ -197,5 +222,22 @@ describe('approvals over HTTP', () => {
     const [still] = (await http('GET', `${T}/runs/${runId}/approvals`)).body.approvals;
     assert.equal(still.status, 'pending');
     await http('POST', `${T}/runs/${runId}/cancel`);
+  });
+
+  it('keel approvals list | deny --note | a second decision exits non-zero with APPROVAL_DECIDED', async () => {
+    const { runId, callId } = await waitingRun('careful', 'cli');
+    const listed = await keelCli('approvals', 'list');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(listed.stdout.includes(`${runId}  ${callId}  calc_eval`), listed.stdout);
+    const denied = await keelCli('approvals', 'deny', runId, callId, '--note', 'not now');
+    assert.equal(denied.code, 0, denied.stderr);
+    assert.equal(denied.stdout.trim(), `${runId} ${callId} denied`);
+    const again = await keelCli('approvals', 'approve', runId, callId);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /APPROVAL_DECIDED/);
+    assert.deepEqual((await toolResult(runId)).error, {
+      code: 'APPROVAL_DENIED',
+      message: 'not now',
+    });
   });
 });
