@@ -12,19 +12,12 @@ import assert from 'node:assert/strict';
 import { sqliteCrashBackend } from './crash-backend.ts';
 import type { CrashBackend } from './crash-backend.ts';
 import type { EffectSink, Served } from './crash-harness.ts';
-import {
-  call,
-  effectSinkForSuite,
-  pool,
-  serve,
-  TENANT,
-  tempDir,
-  waitTerminal,
-} from './crash-harness.ts';
+import { call, serve, TENANT, tempDir, waitTerminal } from './crash-harness.ts';
 import { waitFor } from './wait-for.ts';
 import { setTimeout as delay } from 'node:timers/promises';
 
 type Decision = 'approve' | 'deny' | 'timeout';
+// Responses are read loosely; `any` keeps assertions short and is test-only.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
 
