@@ -1,9 +1,9 @@
 // Approvals across kill -9, approve path (docs/approvals.md): a real `keel serve` child
-// killed with SIGKILL after the request commits, while the run waits, before and after the
-// decision commits, and while the approved tool runs, then restarted on the same data
-// dir (helpers/approval-crash.ts). Each case: one request, one decision, the run ended
-// once, exactly one execution (effect sink). The deny and timeout cases are in
-// crash-approvals-deny.test.ts (two files so each stays short).
+// killed with SIGKILL after the request commits, while the run waits and after the
+// decision commits, then restarted on the same data dir (helpers/approval-crash.ts). Each
+// case: one request, one decision, the run ended once, exactly one execution (effect
+// sink). Kills while the tool runs: crash-approvals-tools.test.ts; deny, timeout and the
+// kills before the commits: crash-approvals-deny.test.ts (three files, each stays short).
 
 import { describe, it } from 'node:test';
 import { APPROVE_CASES, approvalCrashCase } from './helpers/approval-crash.ts';

@@ -253,11 +253,15 @@ async function inspect(
   }
 }
 
-/** The approve path: after each commit, while waiting, while the approved tool runs. */
+/** The approve path: after the request commits, while waiting, after the decision commits. */
 export const APPROVE_CASES: ApprovalCase[] = [
   { point: 'approval.request.after_commit', decision: 'approve', tool: 'sink_put' },
   { point: 'waiting', decision: 'approve', tool: 'sink_put' },
   { point: 'approval.decide.after_commit', decision: 'approve', tool: 'sink_put' },
+];
+
+/** Approved, then killed while the tool runs: the effect rules decide, exactly once. */
+export const TOOL_CASES: ApprovalCase[] = [
   { point: 'tool.before_call', decision: 'approve', tool: 'sink_put' },
   { point: 'tool.after_call', decision: 'approve', tool: 'sink_put' },
   { point: 'tool.after_call', decision: 'approve', tool: 'sink_write' },
