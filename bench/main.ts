@@ -1,6 +1,7 @@
 // `npm run bench -- <name>…`: runs the named benchmarks (all when none is named, except
 // the soak, which takes minutes: `npm run bench -- soak`).
 
+import { runApprovalsBench } from './approvals.ts';
 import { runCheckpointBench } from './checkpoint.ts';
 import { runDeliveryBench } from './delivery.ts';
 import { runFairnessBench } from './fairness.ts';
@@ -12,6 +13,7 @@ import { runScaleBench } from './scale.ts';
 import { runSoakBench } from './soak.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
+  approvals: runApprovalsBench,
   checkpoint: runCheckpointBench,
   delivery: runDeliveryBench,
   memory: runMemoryBench,
