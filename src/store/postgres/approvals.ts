@@ -135,6 +135,14 @@ export async function listRunApprovals(
 }
 
 export async function expireApprovals(ctx: PgContext, limit: number): Promise<number> {
+  // Read-only probe first: an idle sweep opens no write transaction (it runs every second
+  // on every worker). The time is the store clock's, as in the transaction.
+  const probe = await ctx.read.one(
+    `SELECT 1 FROM approvals WHERE status = 'pending' AND expires_at IS NOT NULL
+       AND expires_at <= $1 LIMIT 1`,
+    [await ctx.now()],
+  );
+  if (!probe) return 0;
   return ctx.write(async (tx) => {
     // SKIP LOCKED: sweeps of several processes share the due rows instead of queueing.
     const due = await tx.rows<ApprovalRow>(

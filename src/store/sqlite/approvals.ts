@@ -150,7 +150,12 @@ export function listRunApprovals(
   return rows.map(toApproval);
 }
 
+/** Read-only probe first: an idle sweep takes no write lock (it runs every second). */
+const ANY_DUE = `SELECT 1 FROM approvals INDEXED BY approvals_due
+  WHERE status = 'pending' AND expires_at IS NOT NULL AND expires_at <= ? LIMIT 1`;
+
 export function expireApprovals(ctx: StoreContext, limit: number): number {
+  if (!ctx.sql(ANY_DUE).get(ctx.now())) return 0;
   return ctx.write((changes) => {
     const now = ctx.now();
     const due = ctx
