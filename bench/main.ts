@@ -1,6 +1,7 @@
 // `npm run bench -- <name>…`: runs the named benchmarks (all when none is named, except
 // the soak, which takes minutes: `npm run bench -- soak`).
 
+import { runApprovalsBench } from './approvals.ts';
 import { runCheckpointBench } from './checkpoint.ts';
 import { runDeliveryBench } from './delivery.ts';
 import { runFairnessBench } from './fairness.ts';
@@ -13,6 +14,7 @@ import { runSoakBench } from './soak.ts';
 import { runWasmBench } from './wasm.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
+  approvals: runApprovalsBench,
   checkpoint: runCheckpointBench,
   delivery: runDeliveryBench,
   memory: runMemoryBench,

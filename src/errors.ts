@@ -52,6 +52,12 @@ export const ERROR_CATALOGUE = {
   METHOD_NOT_ALLOWED: { status: 405, retryable: false, message: 'method not allowed' },
   SCOPE_BUSY: { status: 409, retryable: true, message: 'the scope already has a run' },
   CONFLICT: { status: 409, retryable: false, message: 'the resource changed meanwhile' },
+  APPROVAL_NOT_FOUND: { status: 404, retryable: false, message: 'no such approval' },
+  APPROVAL_DECIDED: {
+    status: 409,
+    retryable: false,
+    message: 'the approval was already decided, or its run no longer waits',
+  },
   CLAIM_EXPIRED: { status: 409, retryable: false, message: 'the claim has expired' },
   EMBEDDER_MISMATCH: {
     status: 409,
@@ -186,6 +192,8 @@ export const TOOL_RESULT_CODES = {
   TOOL_TIMEOUT: 'tool_timeout_ms (clamped to the run deadline) passed',
   TOOL_ABORTED: "the run's abort signal fired while the tool ran",
   OUTCOME_UNKNOWN: 'an effectful call was in flight when an earlier attempt stopped',
+  APPROVAL_DENIED: 'a person denied the call (the message is their note)',
+  APPROVAL_TIMEOUT: "nobody decided within the agent's approval_timeout_ms",
   // Raised by built-in tools as ToolError.
   CALC_INVALID: 'the calculator expression is not valid',
   INVALID_TIMEZONE: 'not an IANA time zone',

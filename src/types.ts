@@ -9,7 +9,14 @@ export interface JsonObject {
   [key: string]: JsonValue;
 }
 
-export const RUN_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'waiting',
+  'succeeded',
+  'failed',
+  'cancelled',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 export function isTerminal(status: RunStatus): boolean {
@@ -50,6 +57,10 @@ export interface AgentSpec {
   on_uncertain_effect: UncertainEffectPolicy;
   /** Top k facts of a memory namespace put into the model's context each turn. */
   recall?: AgentRecall;
+  /** Globs over tool names whose calls wait for a person's decision (docs/approvals.md). */
+  require_approval?: string[];
+  /** A pending approval is denied with APPROVAL_TIMEOUT after this long; absent = never. */
+  approval_timeout_ms?: number;
 }
 
 export type AgentRecall = { namespace: string; k: number };

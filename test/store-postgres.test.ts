@@ -4,8 +4,8 @@
 
 import { describe } from 'node:test';
 import { defineStoreConformance } from './store-conformance/index.ts';
-import { skipUnlessPostgres } from './helpers/postgres.ts';
 import { postgresFactory } from './helpers/store-factories.ts';
+import { skipUnlessPostgres } from './helpers/postgres.ts';
 
 const skip = await skipUnlessPostgres('test/store-postgres.test.ts');
 if (skip) {

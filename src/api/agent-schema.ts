@@ -69,6 +69,21 @@ export const agentSpecSchema = z
       })
       .optional()
       .describe('put the top k facts for the user message into the model context each turn'),
+    require_approval: z
+      .array(
+        z.string().regex(/^[A-Za-z0-9*?][A-Za-z0-9._:*?-]{0,127}$/, {
+          message: 'must be a tool name or a glob over tool names (* and ?)',
+        }),
+      )
+      .max(100)
+      .optional()
+      .describe('tool names or globs whose calls wait for a person (docs/approvals.md)'),
+    approval_timeout_ms: z
+      .int()
+      .min(1_000)
+      .max(30 * 86_400_000)
+      .optional()
+      .describe('a pending approval is denied with APPROVAL_TIMEOUT after this; absent = never'),
   })
   .describe('agent definition (application/json or application/toml)');
 

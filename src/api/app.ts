@@ -36,6 +36,7 @@ import { overviewRoutes } from './routes/overview.ts';
 import { presetRoutes } from './routes/presets.ts';
 import { runRoutes } from './routes/runs.ts';
 import { forkRoutes } from './routes/fork.ts';
+import { approvalRoutes } from './routes/approvals.ts';
 import { scheduleRoutes } from './routes/schedules.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
@@ -155,6 +156,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   turnRoutes(zodApp, deps);
   runRoutes(zodApp, deps);
   forkRoutes(zodApp, deps);
+  approvalRoutes(zodApp, deps);
   eventRoutes(zodApp, deps);
   changeRoutes(zodApp, deps);
   threadRoutes(zodApp, deps);

@@ -9,6 +9,7 @@ import { WASM_USAGE, wasmCommand } from './wasm.ts';
 import { MEMORY_USAGE, memoryCommand } from './memory.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
 import { RUNS_USAGE, runsCommand } from './runs.ts';
+import { APPROVALS_USAGE, approvalsCommand } from './approvals.ts';
 import { SERVE_USAGE, serveCommand } from './serve.ts';
 import {
   AGENT_USAGE,
@@ -46,6 +47,11 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string; hel
   turn: { run: turnCommand, usage: TURN_USAGE, about: 'submit a turn' },
   chat: { run: chatCommand, usage: CHAT_USAGE, about: 'interactive terminal channel on one scope' },
   runs: { run: runsCommand, usage: RUNS_USAGE, about: 'inspect and control runs' },
+  approvals: {
+    run: approvalsCommand,
+    usage: APPROVALS_USAGE,
+    about: 'tool calls waiting for a person: list, approve, deny',
+  },
   tenant: { run: tenantCommand, usage: TENANT_USAGE, about: 'create a tenant' },
   token: { run: tokenCommand, usage: TOKEN_USAGE, about: 'create a tenant token' },
   agent: { run: agentCommand, usage: AGENT_USAGE, about: 'create or replace an agent' },

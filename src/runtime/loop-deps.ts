@@ -6,7 +6,7 @@ import type { Failpoints } from '../failpoints.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ProviderRegistry } from '../providers/provider.ts';
-import type { AgentStore, RunBranchStore, RunStore } from '../store/store.ts';
+import type { AgentStore, ApprovalStore, RunBranchStore, RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolPorts } from '../tools/tool.ts';
 import type { LiveEvents } from './live.ts';
@@ -15,7 +15,11 @@ import type { OutputSchemas } from './output-schema.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
 
 export interface RunLoopDeps {
-  store: RunStore & Pick<RunBranchStore, 'takeSteers'> & AgentStore & ToolPortStore;
+  store: RunStore &
+    Pick<RunBranchStore, 'takeSteers'> &
+    AgentStore &
+    ToolPortStore &
+    Pick<ApprovalStore, 'requestApproval' | 'listRunApprovals'>;
   providers: ProviderRegistry;
   logger: Logger;
   metrics: Metrics;

@@ -6,7 +6,8 @@
 //    a tool call in flight keeps running through the grace period to reach its
 //    checkpoint (a half-run effectful call would become OUTCOME_UNKNOWN).
 
-export type StopCause = 'cancelled' | 'lease_lost' | 'deadline' | 'shutdown';
+// `waiting`: the attempt handed the run over to a person's decision (approvals.ts).
+export type StopCause = 'cancelled' | 'lease_lost' | 'deadline' | 'shutdown' | 'waiting';
 
 /** Thrown inside a run attempt to unwind when it must not write anything more. */
 export class RunStopped extends Error {

@@ -33,6 +33,7 @@ import type { RunLoopDeps } from './loop-deps.ts';
 
 export type { RunLoopDeps } from './loop-deps.ts';
 import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
+import { ApprovalGate } from './approvals.ts';
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
 type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
@@ -57,6 +58,7 @@ class RunAttempt {
   private uncertain = new Set<string>();
   private readonly tools: ToolRegistry;
   private readonly toolDefinitions: ToolDefinition[];
+  private readonly approvals: ApprovalGate;
 
   constructor(
     private readonly deps: RunLoopDeps,
@@ -72,6 +74,7 @@ class RunAttempt {
     this.journal = new RunJournal(deps, this.fence, control, this.now);
     this.tools = tools ?? deps.tools ?? createToolRegistry([]);
     this.toolDefinitions = toolDefinitions(this.tools, agent);
+    this.approvals = new ApprovalGate(deps.store, claimed.run, this.fence, agent);
   }
 
   /** Time left of timeout_ms, counted across attempts (not while no worker held it). */
@@ -227,6 +230,7 @@ class RunAttempt {
       failpoints: this.deps.failpoints,
       usage: this.figures.usage,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
+      approvals: this.approvals,
     };
   }
 }

@@ -35,6 +35,7 @@ import type {
   Usage,
 } from '../types.ts';
 import type { RunEvent } from './events.ts';
+import type { ApprovalGate } from './approvals.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 import { outcomeUnknownResult } from './resume-plan.ts';
@@ -64,6 +65,8 @@ export interface ToolStepDeps {
   usage: Usage;
   /** One fenced transaction (run-loop's checkpoint). */
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
+  /** Calls that need a person's decision (approvals.ts); absent = none do. */
+  approvals?: ApprovalGate;
 }
 
 /** The tools an agent's model is offered: its visible subset of the registry. */
@@ -391,6 +394,13 @@ export async function answerToolCalls(deps: ToolStepDeps, work: ToolStep): Promi
       await recordResult(deps, step, prepared.result, false);
       continue;
     }
+    const verdict = (await deps.approvals?.check(call, step)) ?? { kind: 'run' };
+    if (verdict.kind === 'refused') {
+      await recordResult(deps, step, verdict.result, false);
+      continue;
+    }
+    // The run is `waiting` now (committed): this attempt ends without another write.
+    if (verdict.kind === 'waiting') throw new RunStopped('waiting');
     // The intent record: committed before the tool runs.
     deps.usage.tool_calls += 1;
     await deps.checkpoint([], [callEvent(deps, step, call, prepared.tool)]);

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isKeelError } from '../errors.ts';
-import type { ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
+import type { ApprovalStore, ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
+import { sweepApprovalTimeouts } from './approvals.ts';
 import type { RunStatus } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import { finalizeRun, runFailed } from './finalize.ts';
@@ -19,7 +20,7 @@ import { RunControl } from './run-control.ts';
 import { OutputSchemas } from './output-schema.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
-  store: RunLoopDeps['store'] & StoreChanges;
+  store: RunLoopDeps['store'] & StoreChanges & Pick<ApprovalStore, 'expireApprovals'>;
   concurrency: number;
   leaseMs: number;
   /** At most this many running runs per tenant, across processes (null: no cap). */
@@ -282,7 +283,14 @@ export function createWorker(options: WorkerOptions): Worker {
           wake();
         }
       });
-      pollTimer = setInterval(wake, options.pollMs ?? 1000);
+      pollTimer = setInterval(() => {
+        wake();
+        // Approval timeouts have no notification: the poll settles the due ones, and a
+        // settled approval announces its run as queued (approvals.ts).
+        void sweepApprovalTimeouts(store, (error) =>
+          logger.warn({ err: error }, 'the approval timeout sweep failed'),
+        );
+      }, options.pollMs ?? 1000);
       pollTimer.unref();
       wake();
     },

@@ -376,3 +376,38 @@ export interface WasmToolInfo {
 export interface WasmToolRecord extends WasmToolInfo {
   module: Uint8Array;
 }
+
+/** Where an approval stands (docs/approvals.md). */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'timed_out' | 'cancelled';
+
+/** A tool call that waits (or waited) for a person's decision. */
+export interface Approval {
+  run_id: string;
+  call_id: string;
+  tenant: string;
+  agent: string;
+  scope: string;
+  /** The step (1-based) of the assistant entry that made the call. */
+  step: number;
+  tool: string;
+  /** The call's argument text, as the model sent it. */
+  arguments: string;
+  status: ApprovalStatus;
+  note: string | null;
+  requested_at: string;
+  expires_at: string | null;
+  decided_at: string | null;
+}
+
+/** What a run attempt asks for when a call needs approval (fenced). */
+export interface ApprovalRequest {
+  step: number;
+  call: { call_id: string; name: string; arguments: string };
+  /** The agent's approval_timeout_ms; null = waits until decided or cancelled. */
+  timeout_ms: number | null;
+}
+
+export interface ApprovalDecision {
+  decision: 'approve' | 'deny';
+  note: string | null;
+}

@@ -65,6 +65,9 @@ import type {
   PendingSteer,
   ForkRunInput,
   SchedulerStatus,
+  Approval,
+  ApprovalDecision,
+  ApprovalRequest,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -356,6 +359,35 @@ export interface WasmToolStore {
   deleteWasmTool(tenant: string, name: string): Promise<boolean>;
 }
 
+/** Approvals: tool calls that wait for a person (docs/approvals.md). */
+export interface ApprovalStore {
+  /**
+   * One fenced transaction: the pending approval, `approval.requested` + `run.released`,
+   * and the run `waiting` with no lease (its lane stays held). Throws LEASE_LOST.
+   */
+  requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval>;
+  /**
+   * One transaction: the decision, `approval.decided`, and the run `queued` again
+   * (claimable, first in its lane). Throws RUN_NOT_FOUND, APPROVAL_NOT_FOUND, and
+   * APPROVAL_DECIDED for a second decision or a run that no longer waits.
+   */
+  decideApproval(
+    tenant: string,
+    runId: string,
+    callId: string,
+    decision: ApprovalDecision,
+  ): Promise<Approval>;
+  /** The tenant's pending approvals, oldest first. */
+  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]>;
+  /** Every approval of a run, in request order; null when the run is not the tenant's. */
+  listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null>;
+  /**
+   * The timeout sweep: up to `limit` pending approvals past expires_at become
+   * `timed_out` and their runs claimable, each as a decision would. Returns how many.
+   */
+  expireApprovals(limit: number): Promise<number>;
+}
+
 /** The whole store: every concern. Consumers take only the parts they use. */
 export interface Store
   extends
@@ -373,4 +405,5 @@ export interface Store
     McpServerStore,
     SecretStore,
     WebhookStore,
-    WasmToolStore {}
+    WasmToolStore,
+    ApprovalStore {}

@@ -8,6 +8,7 @@ import { MCP_FAMILY, mcpToolName } from '../mcp/names.ts';
 import type { McpServerStore } from '../store/store.ts';
 import type { AgentSpec } from '../types.ts';
 import type { ToolRegistry } from './registry.ts';
+import { unknownApprovalPatterns } from './tool-globs.ts';
 
 /**
  * Families whose tools a tenant registers at run time (MCP servers, WebAssembly tools):
@@ -65,7 +66,7 @@ export interface UnknownName {
   /** e.g. `body.allowed_families[1]`. */
   field: string;
   value: string;
-  what: 'family' | 'tool' | 'provider';
+  what: 'family' | 'tool' | 'provider' | 'tool pattern';
 }
 
 export function isKnownTool(name: string, known: KnownNames): boolean {
@@ -74,7 +75,7 @@ export function isKnownTool(name: string, known: KnownNames): boolean {
 
 /** The names of an agent document that exist nowhere, in document order. */
 export function unknownAgentNames(
-  spec: Pick<AgentSpec, 'model' | 'allowed_families' | 'allowed_tools'>,
+  spec: Pick<AgentSpec, 'model' | 'allowed_families' | 'allowed_tools' | 'require_approval'>,
   known: KnownNames,
 ): UnknownName[] {
   const unknown: UnknownName[] = [];
@@ -90,6 +91,13 @@ export function unknownAgentNames(
   spec.allowed_tools?.forEach((tool, index) => {
     if (!isKnownTool(tool, known)) {
       unknown.push({ field: `body.allowed_tools[${index}]`, value: tool, what: 'tool' });
+    }
+  });
+  const patterns = spec.require_approval ?? [];
+  const unknownPatterns = new Set(unknownApprovalPatterns(patterns, known.tools));
+  patterns.forEach((pattern, index) => {
+    if (unknownPatterns.has(pattern)) {
+      unknown.push({ field: `body.require_approval[${index}]`, value: pattern, what: 'tool pattern' });
     }
   });
   return unknown;
@@ -111,6 +119,8 @@ export function describeUnknownNames(unknown: readonly UnknownName[], known: Kno
           return `${name.field}: unknown provider "${name.value}" (configured: ${listed(known.providers)}; add [providers.${name.value}] to keel.toml)`;
         case 'family':
           return `${name.field}: unknown tool family "${name.value}" (families: ${listed(known.families)})`;
+        case 'tool pattern':
+          return `${name.field}: "${name.value}" matches no tool (tools: ${listed(known.tools)}; patterns under mcp_* and wasm_* are accepted before their tools exist)`;
         case 'tool': {
           const prefixes = known.toolPrefixes.length
             ? `; or any name under ${known.toolPrefixes.map((p) => `${p}*`).join(', ')}`
@@ -126,7 +136,7 @@ export function describeUnknownNames(unknown: readonly UnknownName[], known: Kno
 export async function assertAgentNamesKnown(
   knownNamesFor: KnownNamesFor,
   tenant: string,
-  spec: Pick<AgentSpec, 'model' | 'allowed_families' | 'allowed_tools'>,
+  spec: Pick<AgentSpec, 'model' | 'allowed_families' | 'allowed_tools' | 'require_approval'>,
 ): Promise<void> {
   const known = await knownNamesFor(tenant);
   const unknown = unknownAgentNames(spec, known);

@@ -95,7 +95,8 @@ function readyLine(child: ChildProcess, pattern: RegExp, what: string): Promise<
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   return new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`${what}: no ready line; ${err}`)), 20_000);
+    // Generous: on a loaded machine tsx compiling keel at start can take tens of seconds.
+    const timer = setTimeout(() => reject(new Error(`${what}: no ready line; ${err}`)), 60_000);
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = pattern.exec(out);

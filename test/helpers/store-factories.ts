@@ -1,15 +1,15 @@
-// The store factories the conformance suites run on: SQLite files in fresh temp dirs,
-// and PostgreSQL with a fresh schema per store (peers and restarts reuse their primary's
-// schema), all dropped at cleanup.
+// The conformance StoreFactory of each backend: SQLite files in fresh temp dirs, and a
+// fresh PostgreSQL schema per store opened (peers and restarts reuse their primary's),
+// all removed by cleanup().
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { StoreFactory } from '../store-conformance/index.ts';
-import type { PostgresStore } from '../../src/store/postgres/index.ts';
-import { openPostgresStore } from '../../src/store/postgres/index.ts';
+import type { StoreFactory } from '../store-conformance/harness.ts';
 import type { SqliteStore } from '../../src/store/sqlite/index.ts';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import type { PostgresStore } from '../../src/store/postgres/index.ts';
+import { openPostgresStore } from '../../src/store/postgres/index.ts';
 import type { Store } from '../../src/store/store.ts';
 import { POSTGRES_URL, dropSchemas, freshSchemaName } from './postgres.ts';
 
@@ -40,12 +40,12 @@ export function sqliteFactory(): StoreFactory {
   };
 }
 
-export function postgresFactory(): StoreFactory {
+export function postgresFactory(prefix = 'keel_conf'): StoreFactory {
   const schemas: string[] = [];
   const schemaOf = (store: Store): string => (store as PostgresStore).schema;
   return {
     async open(options = {}) {
-      const schema = freshSchemaName('keel_conf');
+      const schema = freshSchemaName(prefix);
       schemas.push(schema);
       return openPostgresStore({ url: POSTGRES_URL, schema, poolSize: 4, ...options });
     },

@@ -226,6 +226,7 @@ export function tenancySuite(factory: StoreFactory): void {
       assert.deepEqual(stats.runs_by_status, {
         queued: 1,
         running: 1,
+        waiting: 0,
         succeeded: 1,
         failed: 0,
         cancelled: 0,

@@ -63,6 +63,8 @@ import type {
   PendingSteer,
   ForkRunInput,
 } from '../store.ts';
+import * as approvals from './approvals.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
 import type { PgContext } from './context.ts';
@@ -254,6 +256,26 @@ export class PostgresStore implements Store {
   }
   cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     return runWrites.cancelRun(this.ctx, tenant, runId, reason);
+  }
+  requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
+    return approvals.requestApproval(this.ctx, fence, request);
+  }
+  decideApproval(
+    tenant: string,
+    runId: string,
+    callId: string,
+    decision: ApprovalDecision,
+  ): Promise<Approval> {
+    return approvals.decideApproval(this.ctx, tenant, runId, callId, decision);
+  }
+  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+    return approvals.listPendingApprovals(this.ctx.read, tenant, limit);
+  }
+  listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
+    return approvals.listRunApprovals(this.ctx.read, tenant, runId);
+  }
+  expireApprovals(limit: number): Promise<number> {
+    return approvals.expireApprovals(this.ctx, limit);
   }
   getTrace(
     tenant: string,

@@ -19,6 +19,7 @@ import type { RunRow } from './rows.ts';
 import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent, appendEvents } from './trace.ts';
+import { cancelPendingApprovals } from './approvals.ts';
 
 /** The fence as SQL on parameters $1 (run_id) and $2 (attempt). */
 function fenceClause(ctx: PgContext): string {
@@ -152,17 +153,18 @@ export async function cancelRun(
 /** queued/running → cancelled inside the caller's transaction; undefined when it ended. */
 export async function cancelIn(
   tx: Tx,
-  current: { tenant: string; run_id: string },
+  current: { tenant: string; run_id: string; status: string },
   reason: string | null,
 ): Promise<RunRow | undefined> {
   const error = cancelError(reason);
   const row = await tx.one<RunRow>(
     `UPDATE runs SET status = 'cancelled', error = $1, finished_at = $2, lease_owner = NULL,
        lease_expires_at = NULL
-     WHERE run_id = $3 AND status IN ('queued', 'running') RETURNING *`,
+     WHERE run_id = $3 AND status IN ('queued', 'running', 'waiting') RETURNING *`,
     [JSON.stringify(error), tx.now, current.run_id],
   );
   if (!row) return undefined;
+  if (current.status === 'waiting') await cancelPendingApprovals(tx, [current.run_id]);
   await appendEvent(tx, row, 'run.cancelled', { reason });
   tx.changes.push(terminalChange(current.tenant, current.run_id, 'cancelled'));
   return row;
@@ -177,9 +179,13 @@ export async function failActiveRuns(
   const rows = await tx.rows<{ tenant: string; run_id: string }>(
     `UPDATE runs SET status = 'failed', error = $1, finished_at = $2, lease_owner = NULL,
        lease_expires_at = NULL
-     WHERE tenant = $3 AND agent = $4 AND status IN ('queued', 'running')
+     WHERE tenant = $3 AND agent = $4 AND status IN ('queued', 'running', 'waiting')
      RETURNING tenant, run_id`,
     [JSON.stringify(error), tx.now, lane.tenant, lane.agent],
+  );
+  await cancelPendingApprovals(
+    tx,
+    rows.map((row) => row.run_id),
   );
   for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
     await appendEvent(tx, row, 'run.failed', { error: { ...error } });

@@ -77,7 +77,7 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
     );
     const busy = await tx.one<{ run_id: string }>(
       `SELECT run_id FROM runs WHERE tenant = $1 AND agent = $2 AND scope = $3
-         AND status IN ('queued', 'running') LIMIT 1`,
+         AND status IN ('queued', 'running', 'waiting') LIMIT 1`,
       [input.tenant, input.agent, input.scope],
     );
     refuseBusyLane(busy, input.scope);
@@ -161,7 +161,7 @@ WITH clock AS MATERIALIZED (
     SELECT r.queue_pos, r.run_id FROM runs r
     WHERE r.tenant = t.name AND r.status = 'queued'
       AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
-                      AND x.scope = r.scope AND x.status = 'running')
+                      AND x.scope = r.scope AND x.status IN ('running', 'waiting'))
       AND NOT EXISTS (SELECT 1 FROM runs y WHERE y.tenant = r.tenant AND y.agent = r.agent
                       AND y.scope = r.scope AND y.status = 'queued' AND y.queue_pos < r.queue_pos)
     ORDER BY r.queue_pos LIMIT 1 FOR UPDATE SKIP LOCKED

@@ -72,10 +72,10 @@ export async function deleteTenant(ctx: PgContext, name: string): Promise<boolea
   return ctx.write(async (tx) => {
     if (!(await tenantRow(tx, name, true))) return false;
     const active = await tx.rows<{ run_id: string }>(
-      "SELECT run_id FROM runs WHERE tenant = $1 AND status IN ('queued', 'running') FOR UPDATE",
+      "SELECT run_id FROM runs WHERE tenant = $1 AND status IN ('queued', 'running', 'waiting') FOR UPDATE",
       [name],
     );
-    for (const table of ['deliveries', 'threads', 'tokens', 'agents']) {
+    for (const table of ['approvals', 'deliveries', 'threads', 'tokens', 'agents']) {
       await tx.count(`DELETE FROM ${table} WHERE tenant = $1`, [name]);
     }
     await tx.count(

@@ -12,6 +12,9 @@ import { loadMigrationFiles } from '../migration-files.ts';
 export type { AppliedMigration, Migration } from '../migration-files.ts';
 import type { MigrationStatus } from '../store.ts';
 
+/** First line of a migration that runs with foreign keys off (a table rebuild). */
+const FOREIGN_KEYS_OFF = '-- keel:foreign-keys-off';
+
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 export interface MigrationReport extends MigrationStatus {
@@ -85,18 +88,28 @@ export function applyMigrations(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
   );
   for (const migration of migrations) {
-    db.transaction(() => {
-      // Re-read inside the write lock: a peer connection may have applied it meanwhile.
-      const applied = appliedMigrations(db);
-      assertNotNewer(applied, latestVersion(migrations), path);
-      if (applied.some((done) => done.version === migration.version)) return;
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        now(),
-      );
-    }).immediate();
+    // A migration that rebuilds a table (SQLite cannot alter a CHECK in place) must not
+    // fire ON DELETE CASCADE when it drops the old copy: foreign keys are off for it (the
+    // pragma only works outside a transaction) and checked before it commits.
+    const rebuild = migration.sql.startsWith(FOREIGN_KEYS_OFF);
+    if (rebuild) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        // Re-read inside the write lock: a peer connection may have applied it meanwhile.
+        const applied = appliedMigrations(db);
+        assertNotNewer(applied, latestVersion(migrations), path);
+        if (applied.some((done) => done.version === migration.version)) return;
+        db.exec(migration.sql);
+        if (rebuild && (db.pragma('foreign_key_check') as unknown[]).length > 0) {
+          throw new Error(`migration ${migration.name} left foreign keys broken`);
+        }
+        db.prepare(
+          'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+        ).run(migration.version, migration.name, now());
+      }).immediate();
+    } finally {
+      if (rebuild) db.pragma('foreign_keys = ON');
+    }
   }
   return migrationReport(db, migrations, path);
 }

@@ -17,6 +17,7 @@ import type { RunRow } from './rows.ts';
 import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent } from './trace.ts';
+import { cancelPendingApprovals } from './approvals.ts';
 
 /** The fence as SQL: the attempt must still be the current one of a running run. */
 function fenceClause(ctx: StoreContext): string {
@@ -150,7 +151,7 @@ export function cancelRun(
 export function cancelIn(
   ctx: StoreContext,
   changes: StoreChange[],
-  current: { tenant: string; run_id: string },
+  current: { tenant: string; run_id: string; status: string },
   reason: string | null,
 ): RunRow | undefined {
   const now = ctx.now();
@@ -159,10 +160,11 @@ export function cancelIn(
     .sql(
       `UPDATE runs SET status = 'cancelled', error = ?, finished_at = ?, lease_owner = NULL,
          lease_expires_at = NULL
-       WHERE run_id = ? AND status IN ('queued', 'running') RETURNING *`,
+       WHERE run_id = ? AND status IN ('queued', 'running', 'waiting') RETURNING *`,
     )
     .get(JSON.stringify(error), now, current.run_id) as RunRow | undefined;
   if (!row) return undefined;
+  if (current.status === 'waiting') cancelPendingApprovals(ctx, [current.run_id]);
   appendEvent(ctx, changes, row, 'run.cancelled', { reason }, now);
   changes.push(terminalChange(current.tenant, current.run_id, 'cancelled'));
   return row;
@@ -180,12 +182,17 @@ export function failActiveRuns(
     .sql(
       `UPDATE runs SET status = 'failed', error = ?, finished_at = ?, lease_owner = NULL,
          lease_expires_at = NULL
-       WHERE tenant = ? AND agent = ? AND status IN ('queued', 'running') RETURNING tenant, run_id`,
+       WHERE tenant = ? AND agent = ? AND status IN ('queued', 'running', 'waiting')
+       RETURNING tenant, run_id`,
     )
     .all(JSON.stringify(error), now, lane.tenant, lane.agent) as {
     tenant: string;
     run_id: string;
   }[];
+  cancelPendingApprovals(
+    ctx,
+    rows.map((row) => row.run_id),
+  );
   for (const row of rows) {
     appendEvent(ctx, changes, row, 'run.failed', { error: { ...error } }, now);
     changes.push(terminalChange(row.tenant, row.run_id, 'failed'));

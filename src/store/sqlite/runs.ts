@@ -63,7 +63,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
     if (input.on_busy === 'reject') {
       const busy = ctx
         .sql(
-          "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running') LIMIT 1",
+          "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running', 'waiting') LIMIT 1",
         )
         .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
       refuseBusyLane(busy, input.scope);
@@ -135,7 +135,7 @@ const NEXT_QUEUED = `
       (SELECT r.queue_pos FROM runs r INDEXED BY runs_queued_by_tenant
        WHERE r.tenant = t.name AND r.status = 'queued'
          AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.tenant = r.tenant AND x.agent = r.agent
-                         AND x.scope = r.scope AND x.status = 'running')
+                         AND x.scope = r.scope AND x.status IN ('running', 'waiting'))
        ORDER BY r.queue_pos LIMIT 1) AS queue_pos
     FROM tenants t
   )

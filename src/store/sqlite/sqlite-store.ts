@@ -56,6 +56,8 @@ import type {
   PendingSteer,
   ForkRunInput,
 } from '../store.ts';
+import * as approvals from './approvals.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
 import type { StoreContext } from './context.ts';
@@ -274,6 +276,28 @@ export class SqliteStore implements Store {
   }
   async forkRun(input: ForkRunInput): Promise<Run> {
     return this.ctx.batched(() => steering.forkRun(this.ctx, input));
+  }
+  async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
+    return this.ctx.batched(() => approvals.requestApproval(this.ctx, fence, request));
+  }
+  async decideApproval(
+    tenant: string,
+    runId: string,
+    callId: string,
+    decision: ApprovalDecision,
+  ): Promise<Approval> {
+    return this.ctx.batched(() =>
+      approvals.decideApproval(this.ctx, tenant, runId, callId, decision),
+    );
+  }
+  async listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+    return approvals.listPendingApprovals(this.ctx, tenant, limit);
+  }
+  async listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
+    return approvals.listRunApprovals(this.ctx, tenant, runId);
+  }
+  async expireApprovals(limit: number): Promise<number> {
+    return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
   }
   async getTrace(
     tenant: string,

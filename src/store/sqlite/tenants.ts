@@ -65,10 +65,12 @@ export function deleteTenant(ctx: StoreContext, name: string): boolean {
   return ctx.write((changes: StoreChange[]) => {
     if (!tenantRow(ctx, name)) return false;
     const active = ctx
-      .sql("SELECT run_id FROM runs WHERE tenant = ? AND status IN ('queued', 'running')")
+      .sql(
+        "SELECT run_id FROM runs WHERE tenant = ? AND status IN ('queued', 'running', 'waiting')",
+      )
       .all(name) as { run_id: string }[];
     // Children first, so the result does not depend on foreign-key cascades.
-    for (const table of ['deliveries', 'threads', 'tokens', 'agents']) {
+    for (const table of ['approvals', 'deliveries', 'threads', 'tokens', 'agents']) {
       ctx.sql(`DELETE FROM ${table} WHERE tenant = ?`).run(name);
     }
     ctx

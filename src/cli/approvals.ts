@@ -1,0 +1,49 @@
+// `keel approvals [list | approve <run> <call> | deny <run> <call>] [--note N]`: the
+// tool calls waiting for a person (docs/approvals.md), over the HTTP API.
+
+import { parseCommand } from './args.ts';
+import { createClient } from './client.ts';
+import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { UsageError } from './errors.ts';
+
+export const APPROVALS_USAGE = `keel approvals [list [--limit N] | approve <run_id> <call_id> [--note N] | deny <run_id> <call_id> [--note N]] ${CLIENT_USAGE}`;
+
+type Print = (text: string) => void;
+
+export async function approvalsCommand(
+  argv: string[],
+  print: Print = (text) => process.stdout.write(text),
+): Promise<number> {
+  const { values, positionals } = parseCommand(argv, {
+    ...CLIENT_OPTIONS,
+    limit: { type: 'string' },
+    note: { type: 'string' },
+  });
+  const [action = 'list', runId, callId] = positionals;
+  const client = createClient(loadClientConfig(values));
+  switch (action) {
+    case 'list': {
+      const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
+      const listed = await client.request('GET', client.tenantPath(`/approvals${query}`));
+      for (const a of listed.approvals as Record<string, unknown>[]) {
+        print(
+          `${a.run_id}  ${a.call_id}  ${a.tool}  ${a.arguments}  ${a.agent}  ${JSON.stringify(a.scope)}  ${a.requested_at}${a.expires_at ? `  expires ${a.expires_at}` : ''}\n`,
+        );
+      }
+      return 0;
+    }
+    case 'approve':
+    case 'deny': {
+      if (!runId || !callId) throw new UsageError(`approvals ${action} needs <run_id> <call_id>`);
+      const path = `/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(callId)}`;
+      const decided = await client.request('POST', client.tenantPath(path), {
+        decision: action,
+        ...(values.note !== undefined && { note: values.note }),
+      });
+      print(`${decided.approval.run_id} ${decided.approval.call_id} ${decided.approval.status}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown approvals action "${action}"`);
+  }
+}
