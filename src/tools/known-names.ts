@@ -97,7 +97,11 @@ export function unknownAgentNames(
   const unknownPatterns = new Set(unknownApprovalPatterns(patterns, known.tools));
   patterns.forEach((pattern, index) => {
     if (unknownPatterns.has(pattern)) {
-      unknown.push({ field: `body.require_approval[${index}]`, value: pattern, what: 'tool pattern' });
+      unknown.push({
+        field: `body.require_approval[${index}]`,
+        value: pattern,
+        what: 'tool pattern',
+      });
     }
   });
   return unknown;

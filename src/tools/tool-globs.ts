@@ -36,4 +36,3 @@ export function unknownApprovalPatterns(
     return !toolNames.some((name) => regexp.test(name));
   });
 }
-
