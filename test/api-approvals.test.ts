@@ -187,6 +187,36 @@ describe('approvals over HTTP', () => {
     assert.equal(closed.status, 'cancelled');
   });
 
+  it('on_busy with a waiting run: steer queues behind it, interrupt cancels it and runs next', async () => {
+    const { runId, callId } = await waitingRun('careful', 'busy');
+    const steered = await http('POST', `${T}/turns`, {
+      agent: 'careful',
+      scope: 'busy',
+      payload: { text: 'later' },
+      on_busy: 'steer',
+    });
+    assert.equal(steered.status, 202, JSON.stringify(steered.body));
+    assert.equal(steered.body.steered, false, 'a waiting run takes no steered turn');
+    assert.notEqual(steered.body.run_id, runId);
+    assert.equal((await http('GET', `${T}/runs/${runId}`)).body.run.status, 'waiting');
+    const interrupting = await http('POST', `${T}/turns`, {
+      agent: 'careful',
+      scope: 'busy',
+      payload: { text: 'instead' },
+      on_busy: 'interrupt',
+    });
+    assert.equal(interrupting.status, 202, JSON.stringify(interrupting.body));
+    assert.equal((await finished(runId)).status, 'cancelled');
+    const [closed] = (await http('GET', `${T}/runs/${runId}/approvals`)).body.approvals;
+    assert.equal(closed.status, 'cancelled');
+    const decided = await http('POST', `${T}/runs/${runId}/approvals/${callId}`, {
+      decision: 'approve',
+    });
+    assert.equal(decided.status, 409);
+    assert.equal((await finished(steered.body.run_id)).status, 'succeeded');
+    assert.equal((await finished(interrupting.body.run_id)).status, 'succeeded');
+  });
+
   it('approval_timeout_ms: nobody decides, the sweep denies with APPROVAL_TIMEOUT', async () => {
     const agent = await putAgent('impatient', {
       require_approval: ['calc_eval'],

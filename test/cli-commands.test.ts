@@ -138,13 +138,10 @@ describe('keel client commands', () => {
     assert.equal(interrupted.stdout, 'echo: instead\n');
     const show = await keelCli('runs', 'show', runId as string);
     assert.equal(JSON.parse(show.stdout).status, 'cancelled');
-    const list = await keelCli('runs', 'list', '--scope', 's4', '--status', 'succeeded');
-    assert.equal(
-      list.stdout.trim().split('\n').length,
-      2,
-      'the steered turn and the interrupting one',
-    );
-    const source = list.stdout.split(' ')[0] as string;
+    const list = await keelCli('runs', 'list', '--scope', 's4', '--status', 'succeeded', '--json');
+    const succeeded = (JSON.parse(list.stdout) as { runs: { run_id: string }[] }).runs;
+    assert.equal(succeeded.length, 2, 'the steered turn and the interrupting one');
+    const source = succeeded[0]?.run_id as string;
     const forked = await keelCli(
       'runs',
       'fork',

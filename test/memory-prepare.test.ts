@@ -64,7 +64,7 @@ describe('memory embedder preparation (glove-sif, real word vectors)', () => {
     assert.equal(first.body.error.code, 'EMBEDDER_UNAVAILABLE');
     assert.match(
       first.body.error.message,
-      /glove-sif is building its word-vector cache \(\d+%, once per data dir\); retry in a few seconds/,
+      /glove-sif-2 is building its word-vector cache \(\d+%, once per data dir\); retry in a few seconds/,
     );
     assert.equal(first.headers.get('retry-after'), '5');
     assert.equal((await api(keel, 'GET', '/memory/default/f1')).status, 404, 'nothing written');

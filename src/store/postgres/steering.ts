@@ -15,6 +15,8 @@ import {
   interruptReason,
   pendingSteerReplay,
   steeredReplay,
+  busyLaneDecision,
+  LANE_HOLDER_STATUSES,
 } from '../rules/steering.ts';
 import type { SteerRow } from '../rules/steering.ts';
 import type { EntryBody, JsonObject, Run, RunEntry } from '../../types.ts';
@@ -66,16 +68,13 @@ export async function steerReplay(
  */
 export async function busyLaneAction(tx: Tx, input: EnqueueRunInput): Promise<RunRow | null> {
   if (input.on_busy !== 'steer' && input.on_busy !== 'interrupt') return null;
-  const running = await tx.one<RunRow>(
-    `SELECT * FROM runs WHERE tenant = $1 AND agent = $2 AND scope = $3 AND status = 'running'`,
+  const holder = await tx.one<RunRow>(
+    `SELECT * FROM runs WHERE tenant = $1 AND agent = $2 AND scope = $3 AND status IN ${LANE_HOLDER_STATUSES}`,
     [input.tenant, input.agent, input.scope],
   );
-  if (!running) return null;
-  if (input.on_busy === 'interrupt') {
-    await cancelIn(tx, running, interruptReason(input.run_id));
-    return null;
-  }
-  return running;
+  const decision = busyLaneDecision(input.on_busy, holder ?? undefined);
+  if (decision === 'cancel' && holder) await cancelIn(tx, holder, interruptReason(input.run_id));
+  return decision === 'steer' && holder ? holder : null;
 }
 
 export async function markSteer(tx: Tx, runId: string, target: string): Promise<void> {

@@ -98,3 +98,20 @@ export function firstUserSeq(entries: readonly RunEntry[]): number | null {
 export function forkEventData(source: string, atStep: number, replaced: boolean): JsonObject {
   return { source: 'api', request_id: null, forked_from: source, at_step: atStep, replaced };
 }
+
+/**
+ * What on_busy steer / interrupt do to the run holding the lane (running, or waiting for
+ * an approval): interrupt cancels either; steer joins only a running run — a waiting run
+ * takes no turn until a person decides, so the turn queues behind it as the lane's next.
+ */
+export function busyLaneDecision(
+  onBusy: string | undefined,
+  holder: { status: string } | undefined,
+): 'none' | 'cancel' | 'steer' {
+  if (!holder || (onBusy !== 'steer' && onBusy !== 'interrupt')) return 'none';
+  if (onBusy === 'interrupt') return 'cancel';
+  return holder.status === 'running' ? 'steer' : 'none';
+}
+
+/** The lane's holder, read inside the enqueue's transaction. */
+export const LANE_HOLDER_STATUSES = "('running', 'waiting')";

@@ -14,6 +14,8 @@ import {
   interruptReason,
   pendingSteerReplay,
   steeredReplay,
+  busyLaneDecision,
+  LANE_HOLDER_STATUSES,
 } from '../rules/steering.ts';
 import type { SteerRow } from '../rules/steering.ts';
 import type { EntryBody, JsonObject, Run, RunEntry } from '../../types.ts';
@@ -68,15 +70,15 @@ export function busyLaneAction(
   input: EnqueueRunInput,
 ): RunRow | null {
   if (input.on_busy !== 'steer' && input.on_busy !== 'interrupt') return null;
-  const running = ctx
-    .sql("SELECT * FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status = 'running'")
+  const holder = ctx
+    .sql(
+      `SELECT * FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ${LANE_HOLDER_STATUSES}`,
+    )
     .get(input.tenant, input.agent, input.scope) as RunRow | undefined;
-  if (!running) return null;
-  if (input.on_busy === 'interrupt') {
-    cancelIn(ctx, changes, running, interruptReason(input.run_id));
-    return null;
-  }
-  return running;
+  const decision = busyLaneDecision(input.on_busy, holder);
+  if (decision === 'cancel' && holder)
+    cancelIn(ctx, changes, holder, interruptReason(input.run_id));
+  return decision === 'steer' && holder ? holder : null;
 }
 
 export function markSteer(ctx: StoreContext, runId: string, target: string): void {
