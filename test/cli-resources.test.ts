@@ -40,7 +40,8 @@ async function ok(...args: string[]): Promise<string> {
 }
 
 before(async () => {
-  keel = await startTestKeel();
+  // The hash embedder: no word-vector cache to build before the first memory call.
+  keel = await startTestKeel({ toml: '[memory]\nembedder = "hash"\n' });
   await ok('tenant', 'create', 'nouns');
 });
 
@@ -94,6 +95,42 @@ describe('keel nouns', () => {
     );
     const usage = await keelCli('threads', 'list');
     assert.equal(usage.code, 2, 'threads list needs the agent');
+  });
+
+  it('memory: empty list, put, list, get, search with both ranks, rm, bad action', async () => {
+    assert.equal(await ok('memory', 'list', 'notes'), 'no memory for notes\n');
+    assert.equal(
+      await ok('memory', 'put', 'notes', 'dog', 'Sam has a golden retriever called Bo'),
+      'memory notes/dog saved\n',
+    );
+    await ok(
+      'memory',
+      'put',
+      'notes',
+      'inv',
+      'Invoice 4471 is due on Friday',
+      '--metadata',
+      '{"k":1}',
+    );
+    const table = (await ok('memory', 'list', 'notes')).split('\n');
+    assert.match(table[0] ?? '', /^ID +TEXT +UPDATED$/);
+    assert.equal(table.length, 4, 'header, two facts, trailing newline');
+    const fact = JSON.parse(await ok('memory', 'get', 'notes', 'inv'));
+    assert.deepEqual([fact.text, fact.metadata], ['Invoice 4471 is due on Friday', { k: 1 }]);
+    const hits = (await ok('memory', 'search', 'notes', 'invoice', '4471')).split('\n');
+    assert.match(hits[0] ?? '', /^ID +SCORE +LEXICAL +SEMANTIC +TEXT$/);
+    assert.match(hits[1] ?? '', /^inv +\S+ +1 +\S+ +Invoice 4471/);
+    const lexical = JSON.parse(
+      await ok('memory', 'search', 'notes', 'retriever', '--mode', 'lexical', '--json'),
+    );
+    assert.deepEqual(
+      lexical.results.map((hit: { id: string }) => hit.id),
+      ['dog'],
+    );
+    assert.equal(await ok('memory', 'rm', 'notes', 'dog'), 'memory dog removed\n');
+    const bad = await keelCli('memory', 'frobnicate', 'notes');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /expected reindex, list, get, put, rm or search/);
   });
 
   it('runs list pages with --limit and --cursor', async () => {

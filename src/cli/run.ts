@@ -35,7 +35,7 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string; hel
   memory: {
     run: memoryCommand,
     usage: MEMORY_USAGE,
-    about: 're-embed memory after an embedder change',
+    about: 'facts: list, get, put, rm, search; reindex after an embedder change',
   },
   demo: { run: demoCommand, usage: DEMO_USAGE, about: 'the self-contained tour (no keys needed)' },
   'fixture-model': {
