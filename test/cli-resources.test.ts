@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
@@ -131,6 +131,31 @@ describe('keel nouns', () => {
     const bad = await keelCli('memory', 'frobnicate', 'notes');
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /expected reindex, list, get, put, rm or search/);
+  });
+
+  it('artifacts: put a file, list, get to stdout and to --out byte for byte, rm', async () => {
+    const bytes = Buffer.from([0, 1, 2, 250, 255, 10, 13]);
+    const file = join(keel.dir, 'blob.bin');
+    await writeFile(file, bytes);
+    assert.equal(
+      await ok('artifacts', 'put', 'reports/blob.bin', file),
+      'artifacts reports/blob.bin saved (7 bytes, application/octet-stream)\n',
+    );
+    assert.match(
+      await ok('artifacts', 'list'),
+      /reports\/blob\.bin +application\/octet-stream +7 /,
+    );
+    const out = join(keel.dir, 'copy.bin');
+    await ok('artifacts', 'get', 'reports/blob.bin', '--out', out);
+    assert.deepEqual(await readFile(out), bytes);
+    const text = join(keel.dir, 'note.txt');
+    await writeFile(text, 'hello artifact');
+    await ok('artifacts', 'put', 'note.txt', text);
+    assert.equal(await ok('artifacts', 'get', 'note.txt'), 'hello artifact');
+    assert.equal(await ok('artifacts', 'rm', 'note.txt'), 'artifacts note.txt removed\n');
+    const missing = await keelCli('artifacts', 'get', 'note.txt');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /ARTIFACT_NOT_FOUND/);
   });
 
   it('runs list pages with --limit and --cursor', async () => {

@@ -32,6 +32,13 @@ export interface KeelClient {
   tenantPath(path: string): string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   request<T = any>(method: string, path: string, body?: unknown, contentType?: string): Promise<T>;
+  /** A body as bytes (artifacts): GET returns them, PUT sends them. */
+  bytes(
+    method: 'GET' | 'PUT',
+    path: string,
+    body?: Uint8Array,
+    contentType?: string,
+  ): Promise<Uint8Array>;
   /** The run's events until the terminal one (or the signal aborts). */
   events(
     runId: string,
@@ -92,6 +99,14 @@ export function createClient(config: ClientConfig): KeelClient {
       if (!response.ok) throw await failure(response);
       const text = await response.text();
       return text ? JSON.parse(text) : null;
+    },
+    async bytes(method, path, body, contentType = 'application/octet-stream') {
+      const response = await send(method, path, {
+        ...(body !== undefined && { body }),
+        ...(method !== 'GET' && { headers: { 'content-type': contentType } }),
+      });
+      if (!response.ok) throw await failure(response);
+      return new Uint8Array(await response.arrayBuffer());
     },
     async *events(runId, options = {}) {
       const headers: Record<string, string> = { accept: 'text/event-stream' };
