@@ -17,6 +17,7 @@ import { chromium } from 'playwright-core';
 import type { ServedKeel } from './helpers/console-keel.ts';
 import { seedBulkTenant, serveKeel } from './helpers/console-keel.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { buildModules } from './helpers/wasm-modules.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = 'console-admin-token-0123456789';
@@ -244,8 +245,15 @@ describe('web console (chromium against keel serve)', { skip }, () => {
       payload: { text: 'tick' },
     });
     await call('PUT', '/v1/tenants/acme/memory/notes/f1', { text: 'the cat sleeps on the mat' });
+    const { echo } = await buildModules();
+    const wasm = await call('PUT', '/v1/tenants/acme/wasm-tools/echo', {
+      description: 'echoes its arguments',
+      effect: 'read_only',
+      module_base64: Buffer.from(echo).toString('base64'),
+    });
+    assert.equal(wasm.status, 201, JSON.stringify(wasm.body));
     const views = ['overview', 'runs', 'threads', 'agents', 'schedules', 'deliveries'];
-    views.push('memory', 'artifacts', 'mcp');
+    views.push('memory', 'artifacts', 'mcp', 'wasm');
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const small = await signIn(phone, tenantToken);
     const found: string[] = [];

@@ -14,6 +14,7 @@ import { DeliveriesView } from './views/deliveries.js';
 import { MemoryView } from './views/memory.js';
 import { ArtifactsView } from './views/artifacts.js';
 import { McpView } from './views/mcp.js';
+import { WasmView } from './views/wasm.js';
 
 const VIEWS = [
   { path: 'overview', title: 'Overview', view: OverviewView },
@@ -25,6 +26,7 @@ const VIEWS = [
   { path: 'memory', title: 'Memory', view: MemoryView },
   { path: 'artifacts', title: 'Artifacts', view: ArtifactsView },
   { path: 'mcp', title: 'MCP servers', view: McpView },
+  { path: 'wasm', title: 'WebAssembly tools', view: WasmView },
 ];
 
 /** `#/runs/abc?x=1` → {path: 'runs', rest: ['abc']} */

@@ -1,0 +1,32 @@
+// WebAssembly tools: each module the tenant registered, the tool name the model sees,
+// its effect and hard limits (deadline, memory, output) and the module's size and hash.
+
+import { api, tenantPath } from '../api.js';
+import { Loaded, html, useLoad, when } from '../ui.js';
+
+/** @param {number} bytes */
+const size = (bytes) =>
+  bytes >= 1024 * 1024 ? `${(bytes / 1048576).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
+
+export function WasmView({ tenant }) {
+  const state = useLoad(
+    (signal) => api.get(tenantPath(tenant, '/wasm-tools'), { signal }),
+    [tenant],
+  );
+  const tools = state.data?.tools ?? [];
+  return html`<h1>WebAssembly tools</h1>
+    <${Loaded} state=${state} empty=${tools.length === 0 && 'No WebAssembly tools registered.'}>
+      ${tools.map(
+        (/** @type {any} */ t) =>
+          html`<section class="card" aria-label=${`WebAssembly tool ${t.name}`}>
+            <h2><span class="mono">${t.tool}</span> <span class="badge">${t.effect}</span></h2>
+            <p>${t.description}</p>
+            <p class="muted">
+              ${`deadline ${t.timeout_ms} ms · memory ${t.memory_limit_mb} MB · output ${size(t.max_output_bytes)} · module ${size(t.module_bytes)} `}
+              <span class="mono">${String(t.sha256).slice(0, 12)}</span>
+              ${` · updated ${when(t.updated_at)}`}
+            </p>
+          </section>`,
+      )}
+    <//>`;
+}
