@@ -374,6 +374,9 @@ describe('keel memory reindex', () => {
       0,
     );
     assert.match(lines[0] ?? '', /reindexed 0 of 0/);
-    await assert.rejects(memoryCommand(['compact']), /expected "reindex"/);
+    await assert.rejects(
+      memoryCommand(['compact']),
+      /expected reindex, list, get, put, rm or search, got "compact"/,
+    );
   });
 });
