@@ -3,8 +3,8 @@
 // from the command line (argv is visible to every user of the machine).
 
 import { text } from 'node:stream/consumers';
-import { parseArgs } from 'node:util';
 import type { KeelClient } from './client.ts';
+import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
@@ -60,18 +60,13 @@ export async function mcpCommand(
   argv: string[],
   print: Print = (line) => process.stdout.write(line),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      ...CLIENT_OPTIONS,
-      server: { type: 'string' },
-      url: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      allow: { type: 'string', multiple: true },
-      disabled: { type: 'boolean' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...CLIENT_OPTIONS,
+    server: { type: 'string' },
+    url: { type: 'string' },
+    header: { type: 'string', multiple: true },
+    allow: { type: 'string', multiple: true },
+    disabled: { type: 'boolean' },
   });
   const [action = 'list', name] = positionals;
   const client = createClient(loadClientConfig(values));
@@ -119,12 +114,7 @@ export async function secretsCommand(
   print: Print = (line) => process.stdout.write(line),
   stdin: NodeJS.ReadableStream = process.stdin,
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: { ...CLIENT_OPTIONS },
-  });
+  const { values, positionals } = parseCommand(argv, { ...CLIENT_OPTIONS });
   const [action = 'list', name] = positionals;
   const client = createClient(loadClientConfig(values));
   const secretPath = (): string =>

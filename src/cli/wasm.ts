@@ -4,7 +4,7 @@
 // body limit).
 
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
@@ -27,21 +27,16 @@ export async function wasmCommand(
   argv: string[],
   print: Print = (line) => process.stdout.write(line),
 ): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    strict: true,
-    allowPositionals: true,
-    options: {
-      ...CLIENT_OPTIONS,
-      module: { type: 'string' },
-      effect: { type: 'string' },
-      description: { type: 'string' },
-      schema: { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      'memory-mb': { type: 'string' },
-      'max-output-bytes': { type: 'string' },
-      artifact: { type: 'string' },
-    },
+  const { values, positionals } = parseCommand(argv, {
+    ...CLIENT_OPTIONS,
+    module: { type: 'string' },
+    effect: { type: 'string' },
+    description: { type: 'string' },
+    schema: { type: 'string' },
+    'timeout-ms': { type: 'string' },
+    'memory-mb': { type: 'string' },
+    'max-output-bytes': { type: 'string' },
+    artifact: { type: 'string' },
   });
   const [action = 'list', name] = positionals;
   const client = createClient(loadClientConfig(values));
