@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.ts';
 import { loadRunTracer } from '../src/telemetry/load.ts';
 import { noopTracer } from '../src/runtime/tracer.ts';
 import { runSpanId, runTraceId } from '../src/telemetry/trace-ids.ts';
@@ -86,6 +87,36 @@ describe('telemetry: OTLP export', () => {
     assert.equal(imports, 1);
   });
 
+  test('[telemetry] config: headers_env read from the env, a missing variable or a bad URL refused', () => {
+    const dir = tempDir('keel-otel-config-');
+    const configPath = join(dir, 'keel.toml');
+    const load = (toml: string, env: NodeJS.ProcessEnv = {}) => {
+      writeFileSync(configPath, toml);
+      return loadConfig({ config: configPath, data_dir: dir }, env, dir).telemetry;
+    };
+    assert.deepEqual(load(''), {
+      otlp_endpoint: null,
+      headers: {},
+      service_name: 'keel',
+      export_delay_ms: 1000,
+    });
+    const toml = [
+      '[telemetry]',
+      'otlp_endpoint = "https://otel.example/v1/traces"',
+      'headers = { "x-a" = "1" }',
+      'headers_env = { authorization = "OTLP_AUTH" }',
+    ].join('\n');
+    const settings = load(toml, { OTLP_AUTH: 'Bearer s3cret' });
+    assert.equal(settings.otlp_endpoint, 'https://otel.example/v1/traces');
+    assert.deepEqual(settings.headers, { 'x-a': '1', authorization: 'Bearer s3cret' });
+    assert.throws(() => load(toml), /telemetry\.headers_env\.authorization: .*OTLP_AUTH/);
+    assert.throws(
+      () => load('[telemetry]\notlp_endpoint = "ftp://otel.example/v1/traces"'),
+      /telemetry\.otlp_endpoint/,
+    );
+    assert.throws(() => load('[telemetry]\nendpoint = "x"'), /unknown key "telemetry\.endpoint"/);
+  });
+
   test('one trace per run: run → step → chat/execute_tool, gen_ai.* attributes, ids on events', async () => {
     const keel = await startTestKeel({ toml: telemetryToml(receiver) });
     let runId: string;
@@ -99,8 +130,9 @@ describe('telemetry: OTLP export', () => {
       const text = '@call clock_now {}\n@call calc_eval {"expression":"6*7"}\ntraced';
       runId = await turn(keel.url, 'otel-1', text);
       assert.equal(await waitTerminal(keel.url, runId), 'succeeded');
-      otherId = await turn(keel.url, 'otel-2', 'a second run');
-      assert.equal(await waitTerminal(keel.url, otherId), 'succeeded');
+      // A provider error that is not retried: the run fails PROVIDER_ERROR.
+      otherId = await turn(keel.url, 'otel-2', '@fail 1 400\na failing run');
+      assert.equal(await waitTerminal(keel.url, otherId), 'failed');
       const got = (await call(keel.url, 'GET', `/v1/tenants/${TENANT}/runs/${runId}`)).body;
       run = got.run ?? got;
       events = await traceEvents(keel.url, runId);
@@ -115,6 +147,14 @@ describe('telemetry: OTLP export', () => {
     assert.ok(ofRun.length > 0 && ofRun.every((span) => span.traceId === traceId));
     assert.notEqual(runTraceId(otherId), traceId);
     assert.ok(receiver.spans.some((span) => span.traceId === runTraceId(otherId)));
+
+    // The failed run: its run span and its model call say so, by error code only.
+    const failed = receiver.spans.filter((span) => span.traceId === runTraceId(otherId));
+    const failedRoot = byName(failed, 'invoke_agent')[0];
+    assert.equal(failedRoot?.status.code, 2); // ERROR
+    assert.equal(failedRoot?.attributes['error.type'], 'PROVIDER_ERROR');
+    assert.equal(failedRoot?.attributes['keel.run.status'], 'failed');
+    assert.equal(byName(failed, 'chat ')[0]?.attributes['error.type'], 'PROVIDER_ERROR');
 
     const roots = byName(spans, 'invoke_agent');
     assert.equal(roots.length, 1);
