@@ -9,6 +9,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
+import type { RunEvent } from '../src/runtime/events.ts';
+import { createOtelTracer } from '../src/telemetry/otel-tracer.ts';
+import type { Agent, Run } from '../src/types.ts';
+import { agentSpec } from './helpers/agent-spec.ts';
 import { loadRunTracer } from '../src/telemetry/load.ts';
 import { noopTracer } from '../src/runtime/tracer.ts';
 import { runSpanId, runTraceId } from '../src/telemetry/trace-ids.ts';
@@ -115,6 +119,105 @@ describe('telemetry: OTLP export', () => {
       /telemetry\.otlp_endpoint/,
     );
     assert.throws(() => load('[telemetry]\nendpoint = "x"'), /unknown key "telemetry\.endpoint"/);
+  });
+
+  test('tracer: a crashed and a waiting attempt leave the run span open; the final one ends it', async () => {
+    const tracer = createOtelTracer({
+      otlp_endpoint: `${receiver.url}/v1/traces`,
+      headers: {},
+      service_name: 'unit',
+      export_delay_ms: 10,
+    });
+    const runId = 'run-unit-1';
+    const now = new Date().toISOString();
+    const agent: Agent = {
+      ...agentSpec(),
+      tenant: 't',
+      name: 'a',
+      created_at: now,
+      updated_at: now,
+    };
+    const usage = { input_tokens: 7, output_tokens: 3, model_calls: 1, tool_calls: 1 };
+    const run = {
+      run_id: runId,
+      tenant: 't',
+      agent: 'a',
+      scope: 's',
+      created_at: now,
+      usage,
+    } as Run;
+    const figures = { steps: 1, usage, elapsed_ms: 5 };
+    const assistant = {
+      text: '',
+      tool_calls: [{ call_id: 'c1', name: 'clock_now', arguments: '{}' }],
+      usage: { input_tokens: 7, output_tokens: 3 },
+      finish_reason: 'tool_calls',
+      model: 'echo-1',
+    };
+    const events: RunEvent[] = [
+      {
+        type: 'model.response',
+        data: { step: 1, usage: assistant.usage, latency_ms: 1, finish_reason: 'tool_calls' },
+      },
+      { type: 'tool.call', data: { step: 1, call_id: 'c1', name: 'clock_now', attempt: 1 } },
+      { type: 'run.note', data: { text: 'n' } },
+    ];
+    // Attempt 1 crashes after its tool call; attempt 2 waits for an approval.
+    const first = tracer.attempt({ ...run, attempt: 1 }, agent);
+    first.modelStarted(1, { provider: 'fixture', model: 'echo', agent });
+    first.modelEnded({ kind: 'response', assistant });
+    first.toolStarted(1, { call_id: 'c1', name: 'clock_now', effect: 'read_only' });
+    const stamped = first.stamp(events);
+    first.toolEnded({
+      call_id: 'c1',
+      name: 'clock_now',
+      ok: false,
+      error: { code: 'TOOL_TIMEOUT', message: 'secret text' },
+      duration_ms: 1,
+    });
+    first.ended({ status: 'stopped', cause: 'crashed' }, figures);
+    tracer
+      .attempt({ ...run, attempt: 2 }, agent)
+      .ended({ status: 'stopped', cause: 'waiting' }, figures);
+    await waitFor(
+      "the first attempt's spans",
+      () => receiver.spans.filter((span) => span.traceId === runTraceId(runId)).length >= 3,
+    );
+    const spanOf = (name: string) =>
+      receiver.spans.find((s) => s.traceId === runTraceId(runId) && s.name === name);
+    assert.equal(spanOf('invoke_agent a'), undefined, 'no run span while the run goes on');
+    const step = spanOf('step 1');
+    const chat = spanOf('chat echo');
+    const tool = spanOf('execute_tool clock_now');
+    assert.equal(step?.parentSpanId, runSpanId(runId));
+    assert.equal(chat?.parentSpanId, step?.spanId);
+    assert.equal(tool?.parentSpanId, step?.spanId);
+    assert.equal(chat?.attributes['gen_ai.response.model'], 'echo-1');
+    assert.equal(tool?.attributes['error.type'], 'TOOL_TIMEOUT');
+    assert.equal(tool?.status.message, 'TOOL_TIMEOUT', 'the code, never the message');
+    // Copies with ids: the model call's span, the tool call's span, the step's span.
+    assert.deepEqual(
+      stamped.map((event) => (event.data as { span_id?: string }).span_id),
+      [chat?.spanId, tool?.spanId, step?.spanId],
+    );
+    assert.ok(
+      stamped.every(
+        (event) => (event.data as { trace_id?: string }).trace_id === runTraceId(runId),
+      ),
+    );
+    assert.ok(
+      events.every((event) => !('trace_id' in event.data)),
+      'the originals untouched',
+    );
+
+    // Attempt 3 ends the run: the run span, with the derived ids, in the same trace.
+    tracer.attempt({ ...run, attempt: 3 }, agent).ended({ status: 'succeeded' }, figures);
+    await tracer.shutdown();
+    const root = spanOf('invoke_agent a');
+    assert.equal(root?.spanId, runSpanId(runId));
+    assert.equal(root?.parentSpanId, '');
+    assert.equal(root?.attributes['keel.attempts'], 3);
+    assert.equal(root?.service, 'unit');
   });
 
   test('one trace per run: run → step → chat/execute_tool, gen_ai.* attributes, ids on events', async () => {

@@ -260,7 +260,10 @@ export async function runLoop(
   try {
     outcome = await attempt.execute();
   } catch (error) {
-    if (!(error instanceof RunStopped)) throw error;
+    if (!(error instanceof RunStopped)) {
+      attempt.trace.ended({ status: 'stopped', cause: 'crashed' }, attempt.tick());
+      throw error;
+    }
     outcome = { status: 'stopped', cause: error.stopCause };
   } finally {
     clearTimeout(deadline);
