@@ -10,6 +10,7 @@ import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runThroughputBench } from './throughput.ts';
 import { runScaleBench } from './scale.ts';
+import { runTelemetryBench } from './telemetry.ts';
 import { runSoakBench } from './soak.ts';
 import { runWasmBench } from './wasm.ts';
 
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fairness: runFairnessBench,
   soak: runSoakBench,
   wasm: runWasmBench,
+  telemetry: runTelemetryBench,
 };
 
 const requested = process.argv.slice(2);

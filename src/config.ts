@@ -106,6 +106,15 @@ const fileSchema = z.strictObject({
       allow_hosts: z.array(z.string()).optional(),
     })
     .optional(),
+  telemetry: z
+    .strictObject({
+      otlp_endpoint: z.string().url().optional(),
+      headers: z.record(z.string(), z.string()).optional(),
+      headers_env: z.record(z.string(), z.string().min(1)).optional(),
+      service_name: z.string().min(1).optional(),
+      export_delay_ms: z.number().int().min(10).max(60_000).optional(),
+    })
+    .optional(),
 });
 
 export type ProviderConfig = z.infer<typeof providerSchema>;
@@ -133,6 +142,7 @@ export interface KeelConfig {
   /** Fairness between tenants (docs/configuration.md, [tenant_limits]). */
   tenant_limits: TenantLimits;
   mcp: McpSettings;
+  telemetry: TelemetrySettings;
 }
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
@@ -283,6 +293,48 @@ function mcpSettingsOf(
   };
 }
 // --- end [mcp] ---
+
+// --- [telemetry]: OpenTelemetry traces over OTLP/HTTP (docs/telemetry.md) ---
+export interface TelemetrySettings {
+  /** The OTLP/HTTP traces URL (e.g. http://127.0.0.1:4318/v1/traces); null = no tracing. */
+  otlp_endpoint: string | null;
+  /** Headers of every export request: `headers`, plus `headers_env` read from the env. */
+  headers: Record<string, string>;
+  service_name: string;
+  /** Ended spans wait at most this long before they are exported (batching). */
+  export_delay_ms: number;
+}
+
+function telemetrySettingsOf(
+  file: z.infer<typeof fileSchema>['telemetry'],
+  env: NodeJS.ProcessEnv,
+): TelemetrySettings {
+  const headers: Record<string, string> = { ...file?.headers };
+  for (const [header, from] of Object.entries(file?.headers_env ?? {})) {
+    const value = env[from];
+    if (value === undefined) {
+      throw new KeelError(
+        'CONFIG_INVALID',
+        `telemetry.headers_env.${header}: keel's environment has no ${from}`,
+      );
+    }
+    headers[header] = value;
+  }
+  const endpoint = file?.otlp_endpoint ?? null;
+  if (endpoint !== null && !/^https?:\/\//.test(endpoint)) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `telemetry.otlp_endpoint: expected an http:// or https:// URL, got "${endpoint}"`,
+    );
+  }
+  return {
+    otlp_endpoint: endpoint,
+    headers,
+    service_name: file?.service_name ?? 'keel',
+    export_delay_ms: file?.export_delay_ms ?? 1000,
+  };
+}
+// --- end [telemetry] ---
 
 export interface ConfigFlags {
   config?: string;
@@ -436,6 +488,7 @@ export function loadConfig(
     http,
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
     mcp: mcpSettingsOf(file.mcp, env, cwd),
+    telemetry: telemetrySettingsOf(file.telemetry, env),
   };
   return deepFreeze(config);
 }

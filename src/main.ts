@@ -47,6 +47,7 @@ import { createWasmPool, defaultPoolSize } from './wasm/pool.ts';
 import { createWasmService } from './wasm/service.ts';
 import type { SeededBug } from './seeded-bugs.ts';
 import { checkSeededBugs } from './seeded-bugs.ts';
+import { loadRunTracer } from './telemetry/load.ts';
 
 export interface KeelOptions {
   /** Replaces the configured memory embedder (tests use `hash` to skip the GloVe cache). */
@@ -207,8 +208,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       createToolCatalog({ builtins: tools, store, sessions: mcpSessions, compile }),
       { store, runner: wasmRunner, compile },
     );
+    // Spans of runs over OTLP (docs/telemetry.md); the SDK loads only with an endpoint.
+    const tracer = await loadRunTracer(config.telemetry);
     const worker = createWorker({
       store,
+      tracer,
       tools,
       toolsFor,
       toolPorts: (scope) =>
@@ -301,6 +305,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           await mcpSessions.closeAll();
           await (wasmPool as WasmPool | null)?.close();
           await embedder.close?.();
+          await tracer.shutdown().catch(() => undefined);
           await store.close();
         })();
         return stopped;

@@ -13,6 +13,7 @@ import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import type { OutputSchemas } from './output-schema.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
+import type { RunTracer } from './tracer.ts';
 
 export interface RunLoopDeps {
   store: RunStore &
@@ -39,4 +40,6 @@ export interface RunLoopDeps {
   outputSchemas?: OutputSchemas;
   /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */
   maxAttempts?: number;
+  /** Spans of runs (docs/telemetry.md); default: the no-op tracer. */
+  tracer?: RunTracer;
 }

@@ -22,6 +22,7 @@ import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
 import { systemPrompt, unansweredCalls } from './model-input.ts';
 import type { RunControl } from './run-control.ts';
+import type { AttemptTrace } from './tracer.ts';
 
 export interface ModelStepDeps {
   runId: string;
@@ -41,6 +42,8 @@ export interface ModelStepDeps {
   remainingMs(): number;
   /** One fenced transaction (run-loop's checkpoint). */
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
+  /** Spans of the attempt (tracer.ts); absent = none. */
+  trace?: AttemptTrace;
 }
 
 /**
@@ -66,6 +69,8 @@ export async function modelStep(
     return runFailed('INTERNAL', message);
   }
   const step = figures.steps + 1;
+  const { provider } = deps.resolved;
+  deps.trace?.modelStarted(step, { provider: provider.name, model: deps.resolved.model, agent });
   await deps.checkpoint([], [{ type: 'model.request', data: { step, model: agent.model } }]);
 
   const result = await callModel({
@@ -94,6 +99,11 @@ export async function modelStep(
         [{ type: 'model.retry', data: { step, attempt, delay_ms: delayMs, error } }],
       ),
   });
+  deps.trace?.modelEnded(
+    result.kind === 'response'
+      ? { kind: 'response', assistant: result.response.assistant }
+      : result,
+  );
   if (result.kind === 'stopped') return 'stopped';
   if (result.kind === 'failed') return { status: 'failed', error: result.error };
 

@@ -34,6 +34,8 @@ import type { RunLoopDeps } from './loop-deps.ts';
 export type { RunLoopDeps } from './loop-deps.ts';
 import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
 import { ApprovalGate } from './approvals.ts';
+import type { AttemptTrace } from './tracer.ts';
+import { noopTracer } from './tracer.ts';
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
 type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
@@ -59,6 +61,7 @@ class RunAttempt {
   private readonly tools: ToolRegistry;
   private readonly toolDefinitions: ToolDefinition[];
   private readonly approvals: ApprovalGate;
+  readonly trace: AttemptTrace;
 
   constructor(
     private readonly deps: RunLoopDeps,
@@ -75,6 +78,7 @@ class RunAttempt {
     this.tools = tools ?? deps.tools ?? createToolRegistry([]);
     this.toolDefinitions = toolDefinitions(this.tools, agent);
     this.approvals = new ApprovalGate(deps.store, claimed.run, this.fence, agent);
+    this.trace = (deps.tracer ?? noopTracer).attempt(claimed.run, agent);
   }
 
   /** Time left of timeout_ms, counted across attempts (not while no worker held it). */
@@ -192,7 +196,7 @@ class RunAttempt {
   }
 
   private checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void> {
-    return this.journal.checkpoint(entries, events, this.tick());
+    return this.journal.checkpoint(entries, this.trace.stamp(events), this.tick());
   }
 
   private modelStepDeps(resolved: ResolvedModel): ModelStepDeps {
@@ -212,6 +216,7 @@ class RunAttempt {
       figures: this.figures,
       remainingMs: () => this.remainingMs,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
+      trace: this.trace,
     };
     if (live) deps.live = live;
     if (retry) deps.retry = retry;
@@ -231,6 +236,7 @@ class RunAttempt {
       usage: this.figures.usage,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
       approvals: this.approvals,
+      trace: this.trace,
     };
   }
 }
@@ -254,10 +260,14 @@ export async function runLoop(
   try {
     outcome = await attempt.execute();
   } catch (error) {
-    if (!(error instanceof RunStopped)) throw error;
+    if (!(error instanceof RunStopped)) {
+      attempt.trace.ended({ status: 'stopped', cause: 'crashed' }, attempt.tick());
+      throw error;
+    }
     outcome = { status: 'stopped', cause: error.stopCause };
   } finally {
     clearTimeout(deadline);
   }
+  attempt.trace.ended(outcome, attempt.tick());
   return { outcome, figures: { ...attempt.tick(), usage: { ...attempt.figures.usage } } };
 }

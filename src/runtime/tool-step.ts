@@ -37,6 +37,7 @@ import type {
 import type { RunEvent } from './events.ts';
 import type { ApprovalGate } from './approvals.ts';
 import type { RunControl } from './run-control.ts';
+import type { AttemptTrace } from './tracer.ts';
 import { RunStopped } from './run-control.ts';
 import { outcomeUnknownResult } from './resume-plan.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
@@ -67,6 +68,8 @@ export interface ToolStepDeps {
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
   /** Calls that need a person's decision (approvals.ts); absent = none do. */
   approvals?: ApprovalGate;
+  /** Spans of the attempt (tracer.ts); absent = none. */
+  trace?: AttemptTrace;
 }
 
 /** The tools an agent's model is offered: its visible subset of the registry. */
@@ -403,10 +406,16 @@ export async function answerToolCalls(deps: ToolStepDeps, work: ToolStep): Promi
     if (verdict.kind === 'waiting') throw new RunStopped('waiting');
     // The intent record: committed before the tool runs.
     deps.usage.tool_calls += 1;
+    deps.trace?.toolStarted(step, {
+      call_id: call.call_id,
+      name: call.name,
+      effect: prepared.tool.effect,
+    });
     await deps.checkpoint([], [callEvent(deps, step, call, prepared.tool)]);
     deps.failpoints.hit('tool.before_call');
     const result = await executeCall(call, prepared.tool, prepared.input, deps.env);
     deps.failpoints.hit('tool.after_call');
+    deps.trace?.toolEnded(result);
     await recordResult(deps, step, result, true);
   }
 }
