@@ -76,7 +76,7 @@ describe('keel nouns', () => {
     assert.match(missing.stderr, /^keel: AGENT_NOT_FOUND: /);
   });
 
-  it('threads, schedules, artifacts, deliveries: empty lists say so; a turn makes a thread', async () => {
+  it('threads, schedules, artifacts, deliveries, approvals: empty lists say so; a turn makes a thread', async () => {
     assert.equal(
       await ok('threads', 'list', 'a-much-longer-name'),
       'no threads for a-much-longer-name\n',
@@ -84,6 +84,9 @@ describe('keel nouns', () => {
     assert.equal(await ok('schedules', 'list'), 'no schedules\n');
     assert.equal(await ok('artifacts', 'list'), 'no artifacts\n');
     assert.equal(await ok('deliveries', 'list'), 'no deliveries\n');
+    // Found on the first-hour walk: an empty approvals list printed nothing at all.
+    assert.equal(await ok('approvals', 'list'), 'no approvals waiting\n');
+    assert.deepEqual(JSON.parse(await ok('approvals', 'list', '--json')), { approvals: [] });
     await ok('turn', 'a-much-longer-name', 'chat-1', 'hello', '--wait', '--deliver-to', 'test:x');
     assert.match(await ok('threads', 'list', 'a-much-longer-name'), /^chat-1 +1 +\S+$/m);
     const thread = JSON.parse(await ok('threads', 'get', 'a-much-longer-name', 'chat-1'));
@@ -93,6 +96,24 @@ describe('keel nouns', () => {
       await ok('threads', 'rm', 'a-much-longer-name', 'chat-1'),
       'threads chat-1 removed\n',
     );
+    // Found on the first-hour walk: `schedules put <name> <file.toml>` (as its usage says)
+    // was refused with UNSUPPORTED_MEDIA_TYPE — the API takes JSON, so the CLI converts.
+    const schedule = join(keel.dir, 'hourly.toml');
+    await writeFile(
+      schedule,
+      'agent = "a-much-longer-name"\nscope = "tick"\nevery_ms = 3600000\n\n[payload]\ntext = "tick"\n',
+    );
+    assert.equal(await ok('schedules', 'put', 'hourly', schedule), 'schedules hourly saved\n');
+    assert.match(
+      await ok('schedules', 'list'),
+      /^hourly +a-much-longer-name +tick +every 3600000 ms /m,
+    );
+    assert.deepEqual(JSON.parse(await ok('schedules', 'get', 'hourly')).payload, { text: 'tick' });
+    await writeFile(schedule, 'agent = "a-much-longer-name"\nscope = \n');
+    const broken = await keelCli('schedules', 'put', 'hourly', schedule);
+    assert.equal(broken.code, 1);
+    assert.match(broken.stderr, /hourly\.toml: invalid TOML at line 2/);
+    assert.equal(await ok('schedules', 'rm', 'hourly'), 'schedules hourly removed\n');
     const usage = await keelCli('threads', 'list');
     assert.equal(usage.code, 2, 'threads list needs the agent');
   });

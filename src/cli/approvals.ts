@@ -5,8 +5,9 @@ import { parseCommand } from './args.ts';
 import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { printList } from './table.ts';
 
-export const APPROVALS_USAGE = `keel approvals [list [--limit N] | approve <run_id> <call_id> [--note N] | deny <run_id> <call_id> [--note N]] ${CLIENT_USAGE}`;
+export const APPROVALS_USAGE = `keel approvals [list [--limit N] [--json] | approve <run_id> <call_id> [--note N] | deny <run_id> <call_id> [--note N]] ${CLIENT_USAGE}`;
 
 type Print = (text: string) => void;
 
@@ -18,6 +19,7 @@ export async function approvalsCommand(
     ...CLIENT_OPTIONS,
     limit: { type: 'string' },
     note: { type: 'string' },
+    json: { type: 'boolean' },
   });
   const [action = 'list', runId, callId] = positionals;
   const client = createClient(loadClientConfig(values));
@@ -25,11 +27,24 @@ export async function approvalsCommand(
     case 'list': {
       const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
       const listed = await client.request('GET', client.tenantPath(`/approvals${query}`));
-      for (const a of listed.approvals as Record<string, unknown>[]) {
-        print(
-          `${a.run_id}  ${a.call_id}  ${a.tool}  ${a.arguments}  ${a.agent}  ${JSON.stringify(a.scope)}  ${a.requested_at}${a.expires_at ? `  expires ${a.expires_at}` : ''}\n`,
-        );
-      }
+      printList(
+        print,
+        { items: listed.approvals as Record<string, unknown>[], raw: listed },
+        {
+          json: values.json === true,
+          empty: 'no approvals waiting',
+          columns: [
+            { title: 'RUN', value: (a) => a.run_id },
+            { title: 'CALL', value: (a) => a.call_id },
+            { title: 'TOOL', value: (a) => a.tool },
+            { title: 'ARGUMENTS', value: (a) => a.arguments },
+            { title: 'AGENT', value: (a) => a.agent },
+            { title: 'SCOPE', value: (a) => a.scope },
+            { title: 'REQUESTED', value: (a) => a.requested_at },
+            { title: 'EXPIRES', value: (a) => a.expires_at },
+          ],
+        },
+      );
       return 0;
     }
     case 'approve':

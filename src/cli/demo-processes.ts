@@ -8,7 +8,20 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/keel.js', import.meta.url));
-const READY_TIMEOUT_MS = 30_000;
+// Generous: on a loaded or small machine (2 cores busy, a Raspberry Pi) keel serve takes
+// tens of seconds to start, and a demo that gives up then is a dead end. While waiting,
+// the caller hears every WAITING_EVERY_MS that it is still starting.
+const READY_TIMEOUT_MS = 180_000;
+const WAITING_EVERY_MS = 10_000;
+
+export interface StartOptions {
+  timeoutMs?: number;
+  /** Called every `waitingEveryMs` until the ready line, with the time waited so far. */
+  onWaiting?: (elapsedMs: number) => void;
+  waitingEveryMs?: number;
+  /** The script run with node (default bin/keel.js); tests substitute a stand-in. */
+  bin?: string;
+}
 
 export interface KeelChild {
   child: ChildProcess;
@@ -35,18 +48,35 @@ export function startKeelChild(
   args: string[],
   env: NodeJS.ProcessEnv,
   ready: RegExp,
+  options: StartOptions = {},
 ): Promise<KeelChild> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const timeoutMs = options.timeoutMs ?? READY_TIMEOUT_MS;
+  const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
+  const started = Date.now();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {
+    const waiting = setInterval(
+      () => options.onWaiting?.(Date.now() - started),
+      options.waitingEveryMs ?? WAITING_EVERY_MS,
+    );
+    const done = (): void => {
+      clearTimeout(timer);
+      clearInterval(waiting);
+    };
     const timer = setTimeout(() => {
+      done();
       child.kill('SIGKILL');
       reject(
-        new Error(`keel ${args[0]} did not become ready in ${READY_TIMEOUT_MS} ms\n${stderr}`),
+        new Error(
+          `keel ${args[0]} did not become ready in ${timeoutMs / 1000} s (is the machine very busy?)\n${stderr}`,
+        ),
       );
-    }, READY_TIMEOUT_MS);
+    }, timeoutMs);
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
     });
@@ -54,12 +84,12 @@ export function startKeelChild(
       stdout += chunk.toString('utf8');
       const match = ready.exec(stdout);
       if (match) {
-        clearTimeout(timer);
+        done();
         resolve({ child, url: match[1] ?? '', exited, stderr: () => stderr });
       }
     });
     child.once('exit', (code, signal) => {
-      clearTimeout(timer);
+      done();
       reject(
         new Error(`keel ${args[0]} exited (${signal ?? code}) before it was ready\n${stderr}`),
       );

@@ -273,11 +273,18 @@ export async function demoCommand(
     tour.title(
       'Start a fixture model server and keel (child processes, temp data dir, free loopback ports)',
     );
+    const stillStarting =
+      (what: string) =>
+      (ms: number): void =>
+        tour.say(
+          `still starting keel ${what} (${Math.round(ms / 1000)} s; a busy machine is slow)…`,
+        );
     const modelPort = await freePort();
     const model = await startKeelChild(
       ['fixture-model', '--listen', `127.0.0.1:${modelPort}`, '--chunk-delay-ms', '20'],
       childEnv({}),
       MODEL_READY,
+      { onWaiting: stillStarting('fixture-model') },
     );
     children.push(model);
     tour.say(`fixture model: ${model.url}/v1 (OpenAI-compatible, deterministic, no key)`);
@@ -300,6 +307,7 @@ export async function demoCommand(
         ['serve', '--config', configPath],
         childEnv({ KEEL_ADMIN_TOKEN: adminToken }),
         KEEL_READY,
+        { onWaiting: stillStarting('serve') },
       );
       children.push(keel);
     };

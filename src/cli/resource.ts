@@ -31,6 +31,8 @@ export interface ResourceSpec {
   get?: false;
   /** put <name> <file>: TOML or JSON by the file's extension. */
   put?: boolean;
+  /** The API takes only JSON for this noun: a TOML file is converted here first. */
+  putAsJson?: boolean;
   /** Query flags `list` passes through (e.g. `status`, `prefix`). */
   filters?: string[];
 }
@@ -111,8 +113,22 @@ export function resourceCommand(spec: ResourceSpec) {
       case 'put': {
         if (!spec.put || !file) return usage();
         const text = await readFile(file, 'utf8');
-        const type = file.endsWith('.json') ? 'application/json' : 'application/toml';
-        await client.request('PUT', itemPath(), text, type);
+        const json = file.endsWith('.json');
+        if (spec.putAsJson && !json) {
+          await client.request(
+            'PUT',
+            itemPath(),
+            JSON.stringify(await tomlToJson(file, text)),
+            'application/json',
+          );
+        } else {
+          await client.request(
+            'PUT',
+            itemPath(),
+            text,
+            json ? 'application/json' : 'application/toml',
+          );
+        }
         print(`${spec.noun} ${name} saved\n`);
         return 0;
       }
@@ -125,4 +141,19 @@ export function resourceCommand(spec: ResourceSpec) {
         return usage();
     }
   };
+}
+
+/** A TOML file as the JSON object the API takes; a syntax error names the file and line. */
+async function tomlToJson(file: string, text: string): Promise<unknown> {
+  const { parse, TomlError } = await import('smol-toml');
+  try {
+    return parse(text);
+  } catch (error) {
+    if (error instanceof TomlError) {
+      throw new Error(
+        `${file}: invalid TOML at line ${error.line}: ${error.message.split('\n')[0]}`,
+      );
+    }
+    throw error;
+  }
 }

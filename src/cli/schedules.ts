@@ -18,6 +18,7 @@ const SCHEDULES: ResourceSpec = {
   itemPath: (_, name) => `/schedules/${encodeURIComponent(name)}`,
   itemKey: 'schedule',
   put: true,
+  putAsJson: true,
 };
 
 export const SCHEDULES_USAGE = resourceUsage(SCHEDULES);

@@ -55,6 +55,72 @@ export async function dropSchemas(
   }
 }
 
+/**
+ * Empties a migrated schema so it is indistinguishable from a freshly migrated one:
+ * every table but schema_migrations emptied (children before the tables they
+ * reference, in one transaction), every sequence restarted. DELETE, not TRUNCATE:
+ * on tables this small TRUNCATE's new files cost ten times more.
+ */
+export async function wipeSchema(client: pg.Client, schema: string): Promise<void> {
+  const tables = (
+    await client.query<{ name: string }>(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 AND tablename <> 'schema_migrations'",
+      [schema],
+    )
+  ).rows.map((row) => row.name);
+  const references = (
+    await client.query<{ child: string; parent: string }>(
+      `SELECT c.conrelid::regclass::text AS child, c.confrelid::regclass::text AS parent
+         FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+        WHERE c.contype = 'f' AND n.nspname = $1`,
+      [schema],
+    )
+  ).rows.map(({ child, parent }) => ({ child: bareName(child), parent: bareName(parent) }));
+  // Children first: repeatedly take a table no remaining table references.
+  const order: string[] = [];
+  const left = new Set(tables);
+  while (left.size > 0) {
+    const leaf = [...left].find(
+      (table) =>
+        !references.some(
+          (ref) => ref.parent === table && ref.child !== table && left.has(ref.child),
+        ),
+    );
+    if (leaf === undefined) throw new Error(`wipeSchema ${schema}: foreign-key cycle`);
+    order.push(leaf);
+    left.delete(leaf);
+  }
+  const sequences = (
+    await client.query<{ name: string }>(
+      'SELECT sequencename AS name FROM pg_sequences WHERE schemaname = $1',
+      [schema],
+    )
+  ).rows.map((row) => row.name);
+  await client.query('BEGIN');
+  try {
+    for (const table of order) await client.query(`DELETE FROM "${schema}"."${table}"`);
+    for (const sequence of sequences) {
+      await client.query(`ALTER SEQUENCE "${schema}"."${sequence}" RESTART`);
+    }
+    const rows = await client.query<{ name: string }>(
+      order
+        .map((table) => `SELECT '${table}' AS name FROM "${schema}"."${table}"`)
+        .join(' UNION ALL '),
+    );
+    if (rows.rowCount !== 0)
+      throw new Error(`wipeSchema ${schema}: ${rows.rows[0]?.name} not empty`);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** regclass text is schema-qualified (and maybe quoted) when off the search path. */
+function bareName(regclass: string): string {
+  return regclass.split('.').at(-1)!.replace(/^"|"$/g, '');
+}
+
 /** The URL with ?schema= set, as keel's config takes it. */
 export function urlWithSchema(schema: string, url: string = POSTGRES_URL): string {
   const parsed = new URL(url);

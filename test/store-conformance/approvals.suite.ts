@@ -423,6 +423,7 @@ function modelBased(factory: StoreFactory, numRuns: number): void {
               }
             } finally {
               await store.close();
+              await factory.release?.([store]);
             }
           },
         ),

@@ -2,7 +2,7 @@
 // builders for tenants, agents, turns and finalization inputs. Only the Store
 // interface is used here, so a new backend runs the suite unchanged.
 
-import { after } from 'node:test';
+import { afterEach } from 'node:test';
 import { newRunId } from '../../src/ids.ts';
 import { agentSpec } from '../helpers/agent-spec.ts';
 import type { RunErrorCode } from '../../src/errors.ts';
@@ -24,6 +24,13 @@ export interface StoreFactory {
   reopen(closed: Store, options?: StoreOpenOptions): Promise<Store>;
   /** Removes everything the factory created; called once after the whole suite. */
   cleanup(): Promise<void>;
+  /**
+   * Optional: the test is done with the databases of these stores (all closed now), so
+   * the factory may empty one and hand it out again from open() — cheaper than
+   * migrating a new one. open() must still return a database indistinguishable from a
+   * fresh one.
+   */
+  release?(closed: readonly Store[]): Promise<void>;
 }
 
 /** A clock that moves only when told to, so lease and due-time tests never sleep. */
@@ -101,12 +108,14 @@ export function fenceOf(claimed: ClaimedRun): { run_id: string; attempt: number 
 
 export const LEASE_MS = 1000;
 
-/** Per-describe store lifecycle: everything opened is closed after the block. */
+/** Per-test store lifecycle: everything a test opened is closed (and released) after it. */
 export class StoreHarness {
   private readonly opened: Store[] = [];
   constructor(readonly factory: StoreFactory) {
-    after(async () => {
-      for (const store of this.opened.splice(0)) await store.close();
+    afterEach(async () => {
+      const stores = this.opened.splice(0);
+      for (const store of stores) await store.close();
+      await factory.release?.(stores);
     });
   }
 

@@ -200,6 +200,7 @@ export function modelSuite(factory: StoreFactory): void {
               }
             } finally {
               await store.close();
+              await factory.release?.([store]);
             }
           },
         ),
