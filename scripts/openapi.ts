@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import pino from 'pino';
-import { format } from 'prettier';
+import { format, resolveConfig } from 'prettier';
 import { loadConfig } from '../src/config.ts';
 import { startKeel } from '../src/main.ts';
 
@@ -49,7 +49,8 @@ export async function servedDocument(): Promise<Record<string, unknown>> {
 
 /** The committed text for a document: prettier's JSON, so `prettier --check` agrees. */
 export async function documentText(document: unknown): Promise<string> {
-  return format(JSON.stringify(document), { parser: 'json' });
+  const options = await resolveConfig(DOCUMENT_PATH);
+  return format(JSON.stringify(document), { ...options, filepath: DOCUMENT_PATH });
 }
 
 async function main(): Promise<void> {

@@ -150,6 +150,48 @@ function renameWildcard(paths: Record<string, Record<string, JsonObject>>): void
 
 const SHARED_REF = '#/components/schemas/__shared#/$defs/';
 
+/** zod's z.json(): a self-referencing anyOf of every JSON type, i.e. any value. */
+function isAnyJson(name: string, schema: unknown): boolean {
+  const self = { $ref: `#/components/schemas/${name}` };
+  return (
+    JSON.stringify(schema) ===
+    JSON.stringify({
+      anyOf: [
+        { type: 'string' },
+        { type: 'number' },
+        { type: 'boolean' },
+        { type: 'null' },
+        { type: 'array', items: self },
+        { type: 'object', propertyNames: { type: 'string' }, additionalProperties: self },
+      ],
+    })
+  );
+}
+
+/**
+ * References to z.json() components become `{}` (any value): the same meaning, and
+ * generated TypeScript types cannot recurse through an index access.
+ */
+function inlineAnyJson(document: JsonObject): JsonObject {
+  const schemas = (document.components as { schemas?: JsonObject } | undefined)?.schemas ?? {};
+  const anyJson = new Set(
+    Object.keys(schemas)
+      .filter((name) => isAnyJson(name, schemas[name]))
+      .map((name) => `#/components/schemas/${name}`),
+  );
+  const walk = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(walk);
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as JsonObject;
+    if (typeof object.$ref === 'string' && anyJson.has(object.$ref)) {
+      const { $ref: _ref, ...rest } = object;
+      return walk(rest);
+    }
+    return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, walk(item)]));
+  };
+  return walk(document) as JsonObject;
+}
+
 /**
  * zod puts recursive helpers under a `__shared` component and refers into it; those are
  * hoisted to plain components, and components nothing refers to are dropped.
@@ -161,6 +203,7 @@ function tidyComponents(document: JsonObject & { components?: { schemas?: JsonOb
   delete schemas.__shared;
   Object.assign(schemas, shared);
   let text = JSON.stringify(document).replaceAll(SHARED_REF, '#/components/schemas/');
+  text = JSON.stringify(inlineAnyJson(JSON.parse(text) as JsonObject));
   for (;;) {
     const parsed = JSON.parse(text) as typeof document;
     const names = Object.keys(parsed.components!.schemas!);
