@@ -161,6 +161,53 @@ describe('keel/client', () => {
     await client.mcp.list(TENANT);
     await client.wasmTools.list(TENANT);
     await client.threads.delete(TENANT, 'helper', 'chat-1');
+
+    const api = client.api;
+    const tenant = { tenant: TENANT };
+    await api.PUT('/v1/tenants/{tenant}/secrets/{name}', {
+      params: { path: { ...tenant, name: 'API_KEY' } },
+      body: { value: 's3cret' },
+    });
+    await api.GET('/v1/tenants/{tenant}/secrets', { params: { path: tenant } });
+    await api.DELETE('/v1/tenants/{tenant}/secrets/{name}', {
+      params: { path: { ...tenant, name: 'API_KEY' } },
+    });
+    const hook = { path: { ...tenant, name: 'hook' } };
+    await api.PUT('/v1/tenants/{tenant}/webhooks/{name}', {
+      params: hook,
+      body: { url: 'https://example.com/hook' },
+    });
+    await api.GET('/v1/tenants/{tenant}/webhooks/{name}', { params: hook });
+    await api.GET('/v1/tenants/{tenant}/webhooks', { params: { path: tenant } });
+    await api.POST('/v1/tenants/{tenant}/webhooks/{name}/rotate', { params: hook });
+    await api.DELETE('/v1/tenants/{tenant}/webhooks/{name}', { params: hook });
+    await api.GET('/v1/tenants/{tenant}/openai/models', { params: { path: tenant } });
+    const completion = await api.POST('/v1/tenants/{tenant}/openai/chat/completions', {
+      params: { path: tenant },
+      body: { model: 'helper', messages: [{ role: 'user', content: 'hi' }] },
+    });
+    assert.equal(completion.response.status, 200, JSON.stringify(completion.error));
+    await api.POST('/v1/tenants/{tenant}/presets/memory-maintenance', {
+      params: { path: tenant },
+      body: { model: 'fixture/echo' },
+    });
+    // Error answers are recorded too and must match their documented shape.
+    await assert.rejects(client.mcp.get(TENANT, 'nope'), KeelApiError);
+    await assert.rejects(client.wasmTools.get(TENANT, 'nope'), KeelApiError);
+    await assert.rejects(client.deliveries.retry(TENANT, 'nope'), KeelApiError);
+    await assert.rejects(
+      client.approvals.decide(TENANT, runId, 'call-x', { decision: 'approve' }),
+      KeelApiError,
+    );
+    await assert.rejects(client.mcp.delete(TENANT, 'nope'), KeelApiError);
+    await assert.rejects(client.wasmTools.delete(TENANT, 'nope'), KeelApiError);
+    const tokens = await api.GET('/v1/tenants/{tenant}/tokens', { params: { path: tenant } });
+    await api.DELETE('/v1/tenants/{tenant}/tokens/{id}', {
+      params: { path: { ...tenant, id: tokens.data!.tokens[0]!.id } },
+    });
+    await client.agents.delete(TENANT, 'helper');
+    await client.tenants.create({ name: 'clienttour-gone' });
+    await client.tenants.delete('clienttour-gone');
   });
 
   it('every recorded answer matches the schema the document gives for it', async () => {

@@ -87,6 +87,19 @@ export function createKeelClient(options: KeelClientOptions) {
     : {};
   const doFetch = options.fetch ?? globalThis.fetch;
   const api = createClient<paths>({ baseUrl, headers, fetch: doFetch });
+  // keel's cross-site guard wants application/json on every POST, PUT and PATCH, even
+  // without a body (docs/http-api.md); openapi-fetch sends none when there is no body.
+  api.use({
+    onRequest({ request }) {
+      if (
+        ['POST', 'PUT', 'PATCH'].includes(request.method) &&
+        !request.headers.has('content-type')
+      ) {
+        request.headers.set('content-type', 'application/json');
+      }
+      return request;
+    },
+  });
   const raw = (path: string, init: RequestInit = {}) =>
     doFetch(`${baseUrl}${path}`, {
       ...init,

@@ -11653,6 +11653,22 @@ export interface operations {
           };
         };
       };
+      /** @description UNSUPPORTED_MEDIA_TYPE: the content type is not supported */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNSUPPORTED_MEDIA_TYPE';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
       /** @description RATE_LIMITED: too many requests */
       429: {
         headers: {
@@ -12263,7 +12279,12 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    /** @description the artifact bytes; the content-type header is stored with them */
+    requestBody: {
+      content: {
+        '*/*': string;
+      };
+    };
     responses: {
       /** @description Default Response */
       200: {
@@ -12365,6 +12386,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'CONFLICT';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description UNSUPPORTED_MEDIA_TYPE: the content type is not supported */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNSUPPORTED_MEDIA_TYPE';
               message: string;
               request_id: string;
             };

@@ -25,6 +25,18 @@ export function openapiPath(url: string): string {
   return url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*$/, '{path}');
 }
 
+/** Routes whose body is not JSON (their own parser): the documented media types. */
+const RAW_REQUEST_BODIES: Record<string, { consumes: string[]; schema: JsonObject }> = {
+  'PUT /v1/tenants/:tenant/artifacts/*': {
+    consumes: ['*/*'],
+    schema: {
+      type: 'string',
+      format: 'binary',
+      description: 'the artifact bytes; the content-type header is stored with them',
+    },
+  },
+};
+
 function isRaw(response: DocumentedResponse): response is RawResponse {
   return (response as RawResponse).raw === true;
 }
@@ -108,11 +120,20 @@ export function createOpenApiTransform(): Transform {
     const hasInput = hasBody || Boolean((schema as { querystring?: unknown }).querystring);
     Object.assign(
       responses,
-      errorResponses({ key, url: route.url, auth: route.config?.auth, hasBody, hasInput }),
+      errorResponses({
+        key,
+        method: method.toUpperCase(),
+        url: route.url,
+        auth: route.config?.auth,
+        hasBody,
+        hasInput,
+      }),
     );
     const requestExample = REQUEST_EXAMPLES[key];
-    const body =
-      transformed.body && requestExample !== undefined
+    const rawBody = RAW_REQUEST_BODIES[key];
+    const body = rawBody
+      ? rawBody.schema
+      : transformed.body && requestExample !== undefined
         ? { ...transformed.body, examples: [requestExample] }
         : transformed.body;
     return {
@@ -120,6 +141,7 @@ export function createOpenApiTransform(): Transform {
       schema: {
         ...transformed,
         ...(body && { body }),
+        ...(rawBody && { consumes: rawBody.consumes }),
         response: responses,
         summary: transformed.summary ?? SUMMARIES[key] ?? `${method} ${openapiPath(route.url)}`,
         operationId: operationIdOf(method, route.url),

@@ -57,6 +57,7 @@ const NOT_FOUND: Record<string, ErrorCode> = {
 
 export interface RouteFacts {
   key: string;
+  method: string;
   url: string;
   auth: string | undefined;
   hasBody: boolean;
@@ -72,8 +73,11 @@ export function routeErrorCodes(route: RouteFacts): ErrorCode[] {
     for (const code of ['INVALID_JSON', 'UNKNOWN_FIELD', 'PAYLOAD_TOO_LARGE'] as const) {
       codes.add(code);
     }
-    codes.add('UNSUPPORTED_MEDIA_TYPE');
     codes.add('REQUEST_TIMEOUT');
+  }
+  // The cross-site guard: a POST, PUT or PATCH names application/json, body or not.
+  if (route.hasBody || ['POST', 'PUT', 'PATCH'].includes(route.method)) {
+    codes.add('UNSUPPORTED_MEDIA_TYPE');
   }
   if (route.auth !== 'open') {
     for (const code of ['UNAUTHENTICATED', 'FORBIDDEN', 'HOST_NOT_ALLOWED'] as const) {
