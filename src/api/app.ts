@@ -5,15 +5,16 @@
 import swagger from '@fastify/swagger';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import {
-  jsonSchemaTransform,
-  serializerCompiler,
-  validatorCompiler,
-} from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { KeelError } from '../errors.ts';
 import { consoleRoutes, loadConsoleAssets } from '../console/plugin.ts';
 import { installAuth } from './auth.ts';
+import {
+  createOpenApiTransform,
+  createOpenApiTransformObject,
+  openApiBase,
+} from './openapi/document.ts';
 import { installCrossSiteGuard } from './cross-site.ts';
 import { installBodyParsers } from './body-parsers.ts';
 import { installTenantRateLimit, TenantRateLimiter } from './rate-limit.ts';
@@ -124,19 +125,9 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   installStreamLimits(app, new TenantStreams(http.max_streams_per_tenant));
 
   await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'keel HTTP API',
-        description: 'A durable runtime for personal AI agents (docs/http-api.md).',
-        version: '1',
-      },
-      components: {
-        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      },
-      security: [{ bearer: [] }],
-    },
-    transform: jsonSchemaTransform,
+    openapi: openApiBase(),
+    transform: createOpenApiTransform(),
+    transformObject: createOpenApiTransformObject(),
   });
 
   const zodApp: ZodApp = app.withTypeProvider<ZodTypeProvider>();

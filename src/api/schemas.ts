@@ -25,10 +25,10 @@ export const requestIdSchema = z
   .describe('idempotency key, unique per tenant');
 
 /** Any JSON object (not an array); values are JSON. */
-export const jsonObjectSchema = z.record(z.string(), z.json()) as unknown as z.ZodType<
-  JsonObject,
-  JsonObject
->;
+export const jsonObjectSchema = z.record(
+  z.string(),
+  z.json().meta({ id: 'JsonValue', description: 'any JSON value' }),
+) as unknown as z.ZodType<JsonObject, JsonObject>;
 
 export const destinationSchema = z
   .string()
