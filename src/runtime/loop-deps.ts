@@ -12,6 +12,7 @@ import type { ToolPorts } from '../tools/tool.ts';
 import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import type { OutputSchemas } from './output-schema.ts';
+import type { TokenCounter } from './token-count.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
 
 export interface RunLoopDeps {
@@ -39,4 +40,6 @@ export interface RunLoopDeps {
   outputSchemas?: OutputSchemas;
   /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */
   maxAttempts?: number;
+  /** Token counts shared by the worker's runs (compaction.ts); default: one per attempt. */
+  tokenCounter?: TokenCounter;
 }

@@ -244,7 +244,7 @@ class RunAttempt {
       resolved,
       system: systemPrompt(this.agent),
       tools: this.toolDefinitions,
-      counter: new TokenCounter(),
+      counter: this.deps.tokenCounter ?? new TokenCounter(),
       control: this.control,
       metrics,
       failpoints,

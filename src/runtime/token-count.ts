@@ -9,11 +9,19 @@ import type { Agent, RunEntry, ThreadMessage } from '../types.ts';
 /** Chat framing per message (role markers); what OpenAI's cookbook counts. */
 export const MESSAGE_OVERHEAD = 4;
 
-// Long strings seen again and again (system prompt, tool definitions) are counted once.
+// System prompts and tool definitions come back every turn: counted once per worker.
 const MEMO_MIN_LENGTH = 256;
 const MEMO_SIZE = 64;
 
 type Tokenizer = { countTokens(text: string): number };
+
+interface ToolCount {
+  name: string;
+  description: string;
+  text: string;
+  bound: number;
+  exact: number | null;
+}
 
 /** The model windows keel knows (tokens); `context_tokens` defaults from them. */
 const MODEL_WINDOWS: readonly (readonly [RegExp, number])[] = [
@@ -58,6 +66,7 @@ export class TokenCounter {
   private tokenizer: Tokenizer | null = null;
   private readonly memo = new Map<string, number>();
   private readonly entryCounts = new WeakMap<object, number>();
+  private readonly toolCounts = new WeakMap<object, ToolCount>();
 
   /** Loads the tokenizer (once; a few hundred ms the first time in a process). */
   async load(): Promise<this> {
@@ -72,10 +81,15 @@ export class TokenCounter {
   /** The exact count; load() first. */
   count(text: string): number {
     if (!this.tokenizer) throw new Error('TokenCounter.count before load()');
-    if (text.length < MEMO_MIN_LENGTH) return this.tokenizer.countTokens(text);
+    return this.tokenizer.countTokens(text);
+  }
+
+  /** The exact count of a text that comes back every turn (system prompt, tools). */
+  private recurring(text: string): number {
+    if (text.length < MEMO_MIN_LENGTH) return this.count(text);
     const known = this.memo.get(text);
     if (known !== undefined) return known;
-    const counted = this.tokenizer.countTokens(text);
+    const counted = this.count(text);
     if (this.memo.size >= MEMO_SIZE) this.memo.delete(this.memo.keys().next().value as string);
     this.memo.set(text, counted);
     return counted;
@@ -107,8 +121,25 @@ export class TokenCounter {
 
   /** System prompt and tool definitions: exact or the byte bound. */
   fixed(system: string, tools: readonly ToolDefinition[], exact: boolean): number {
-    const toolText = tools.length > 0 ? JSON.stringify(tools) : '';
-    if (!exact) return Buffer.byteLength(system) + Buffer.byteLength(toolText) + MESSAGE_OVERHEAD;
-    return this.count(system) + (toolText === '' ? 0 : this.count(toolText)) + MESSAGE_OVERHEAD;
+    let total = (exact ? this.recurring(system) : Buffer.byteLength(system)) + MESSAGE_OVERHEAD;
+    for (const tool of tools) total += this.tool(tool, exact);
+    return total;
+  }
+
+  /**
+   * A tool definition as JSON. Its schema object is the registry's own, the same every
+   * attempt, so the text is built and measured once per worker, not per turn.
+   */
+  private tool(tool: ToolDefinition, exact: boolean): number {
+    let known = this.toolCounts.get(tool.input_schema);
+    if (!known || known.name !== tool.name || known.description !== tool.description) {
+      const text = JSON.stringify(tool);
+      known = { name: tool.name, description: tool.description, text, bound: 0, exact: null };
+      known.bound = Buffer.byteLength(text);
+      this.toolCounts.set(tool.input_schema, known);
+    }
+    if (!exact) return known.bound;
+    known.exact ??= this.count(known.text);
+    return known.exact;
   }
 }
