@@ -13,6 +13,9 @@ import type { ModelRequest } from '../src/providers/provider.ts';
 import { SUMMARY_REQUEST_MARKER } from '../src/providers/provider.ts';
 import { fixtureSummary } from '../src/providers/fixture-script.ts';
 import { SUMMARY_PREFIX, foldMessages } from '../src/store/rules/threads.ts';
+import { createClient } from '../src/cli/client.ts';
+import { startFixtureServer } from '../src/providers/fixture-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
 import { contextBudget, entryText } from '../src/runtime/token-count.ts';
 import type { ThreadMessage } from '../src/types.ts';
 import type { Harness } from './runtime-harness.ts';
@@ -159,6 +162,55 @@ describe('compaction', () => {
       (await h.trace(run.run_id)).filter((e) => e.type === 'context.compacted').length,
       0,
     );
+  });
+});
+
+describe('compaction over the openai-compatible wire (keel fixture-model --listen)', () => {
+  it('the refusal maps to CONTEXT_EXCEEDED: one compaction summarised over the wire, one retry', async () => {
+    const model = await startFixtureServer();
+    const keel = await startTestKeel({
+      toml: `[memory]\nembedder = "hash"\n[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\n`,
+    });
+    try {
+      const client = createClient({ url: keel.url, token: null, tenant: 'cw' });
+      await client.request('POST', '/v1/tenants', { name: 'cw' });
+      await client.request('PUT', client.tenantPath('/agents/a'), {
+        model: 'local/fixture',
+        allowed_families: [],
+      });
+      const runTurn = async (text: string) => {
+        const body = { agent: 'a', scope: 'w', payload: { text } };
+        const created = await client.request('POST', client.tenantPath('/turns'), body);
+        const path = `/runs/${created.run_id}/wait?timeout_ms=20000`;
+        const done = await client.request('GET', client.tenantPath(path));
+        const trace = await client.request(
+          'GET',
+          client.tenantPath(`/runs/${created.run_id}/trace`),
+        );
+        return {
+          run: done.run,
+          events: trace.events as { type: string; data: Record<string, unknown> }[],
+        };
+      };
+      for (let turn = 1; turn <= 5; turn++) {
+        assert.equal((await runTurn(longText(turn, 2_000))).run.status, 'succeeded');
+      }
+      const before = model.stats.requests;
+      const { run, events } = await runTurn('@overflow 1500\nover the wire');
+      assert.equal(run.status, 'succeeded', JSON.stringify(run.error));
+      const compacted = events.filter((e) => e.type === 'context.compacted');
+      assert.equal(compacted.length, 1);
+      assert.equal(compacted[0]?.data.reason, 'context_length_exceeded');
+      assert.equal(model.stats.requests - before, 3, 'refused, summary, retried');
+      const thread = await client.request('GET', client.tenantPath('/threads/a/w'));
+      assert.match(
+        String(thread.messages[0].content),
+        /^\[keel\] Summary of the earlier conversation: summary of \d+ messages/,
+      );
+    } finally {
+      await keel.close();
+      await model.close();
+    }
   });
 });
 
