@@ -14,6 +14,7 @@ import { SUMMARY_REQUEST_MARKER } from '../src/providers/provider.ts';
 import { fixtureSummary } from '../src/providers/fixture-script.ts';
 import { SUMMARY_PREFIX, foldMessages } from '../src/store/rules/threads.ts';
 import { createClient } from '../src/cli/client.ts';
+import { EventPrinter } from '../src/cli/event-printer.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { contextBudget, entryText } from '../src/runtime/token-count.ts';
@@ -247,6 +248,16 @@ describe('compaction rules', () => {
       [`${SUMMARY_PREFIX}T`],
     );
     assert.deepEqual(foldMessages(thread, { through_run_id: 'gone', summary: 'X' }), thread);
+  });
+
+  it('keel turn --stream / keel chat print a compaction as one line', () => {
+    let out = '';
+    const printer = new EventPrinter((text) => (out += text));
+    printer.take({
+      type: 'context.compacted',
+      data: { turns: 4, tokens_before: 2446, tokens_after: 922 },
+    });
+    assert.equal(out, '  (context compacted: 4 older turns summarised, ~2446 → ~922 tokens)\n');
   });
 
   it('the fixture summary is deterministic and names what it folded', () => {
