@@ -12,6 +12,8 @@ export const MESSAGE_OVERHEAD = 4;
 // System prompts and tool definitions come back every turn: counted once per worker.
 const MEMO_MIN_LENGTH = 256;
 const MEMO_SIZE = 64;
+/** Longer texts are not tokenized (see count). */
+export const EXACT_MAX_CHARS = 6_000;
 
 type Tokenizer = { countTokens(text: string): number };
 
@@ -78,9 +80,14 @@ export class TokenCounter {
     return this.tokenizer !== null;
   }
 
-  /** The exact count; load() first. */
+  /**
+   * The exact count; load() first. A text over EXACT_MAX_CHARS gets its byte bound
+   * instead: BPE merges are quadratic in a run of symbols ("[[[[…" of 40 000 characters
+   * takes a second), and a bound only makes compaction start earlier.
+   */
   count(text: string): number {
     if (!this.tokenizer) throw new Error('TokenCounter.count before load()');
+    if (text.length > EXACT_MAX_CHARS) return Buffer.byteLength(text);
     return this.tokenizer.countTokens(text);
   }
 
