@@ -3,6 +3,7 @@
 
 import { runApprovalsBench } from './approvals.ts';
 import { runCheckpointBench } from './checkpoint.ts';
+import { runCompactionBench } from './compaction.ts';
 import { runDeliveryBench } from './delivery.ts';
 import { runFairnessBench } from './fairness.ts';
 import { runMcpBench } from './mcp.ts';
@@ -17,6 +18,7 @@ import { runWasmBench } from './wasm.ts';
 const BENCHMARKS: Record<string, () => Promise<void>> = {
   approvals: runApprovalsBench,
   checkpoint: runCheckpointBench,
+  compaction: runCompactionBench,
   delivery: runDeliveryBench,
   memory: runMemoryBench,
   mcp: runMcpBench,

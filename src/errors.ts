@@ -159,6 +159,11 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: 'a non-loopback listener needs an admin token',
   },
+  CONTEXT_EXCEEDED: {
+    status: 502,
+    retryable: false,
+    message: "the model input does not fit the model's context, even after a compaction",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
@@ -175,6 +180,7 @@ export const RUN_ERROR_CODES = [
   'EFFECT_OUTCOME_UNKNOWN',
   'CANCELLED',
   'INTERNAL',
+  'CONTEXT_EXCEEDED',
 ] as const satisfies readonly ErrorCode[];
 export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 

@@ -61,6 +61,8 @@ export interface AgentSpec {
   require_approval?: string[];
   /** A pending approval is denied with APPROVAL_TIMEOUT after this long; absent = never. */
   approval_timeout_ms?: number;
+  /** Token budget of one model input (docs/compaction.md); absent = model window − max_tokens. */
+  context_tokens?: number;
 }
 
 export type AgentRecall = { namespace: string; k: number };
@@ -102,6 +104,10 @@ export type RunOutcome =
       context_window: number;
       /** Texts of turns steered into the run (docs/agent-loop.md): the thread keeps them. */
       steered_texts?: string[];
+      /** Compactions of this run, in order: the thread folds its oldest turns the same way. */
+      compactions?: ThreadFold[];
+      /** Token counts of the turn's messages (user, steered…, assistant), kept in the thread. */
+      message_tokens?: number[];
     }
   | { status: 'failed'; error: RunError };
 
@@ -177,7 +183,25 @@ export type EntryBody =
   | { kind: 'user'; body: { text: string; payload: JsonObject; steer_id?: string } }
   | { kind: 'assistant'; body: AssistantBody }
   | { kind: 'tool_result'; body: ToolResultBody }
-  | { kind: 'note'; body: { text: string } };
+  | { kind: 'note'; body: { text: string; compaction?: CompactionRecord } };
+
+/** What one compaction folded (the `context.compacted` event; docs/compaction.md). */
+export type CompactionRecord = {
+  /** The model step it happened before. */
+  step: number;
+  reason: 'budget' | 'context_length_exceeded';
+  from_run_id: string;
+  through_run_id: string;
+  turns: number;
+  messages: number;
+  /** Estimated tokens of the model input before and after, and the budget. */
+  tokens_before: number;
+  tokens_after: number;
+  context_tokens: number;
+};
+
+/** A thread's oldest turns, through `through_run_id`, replaced by `summary`. */
+export type ThreadFold = { through_run_id: string; summary: string };
 
 export type RunEntry = EntryBody & { run_id: string; seq: number; attempt: number; ts: string };
 
@@ -193,6 +217,10 @@ export interface ThreadMessage {
   content: string;
   run_id: string;
   ts: string;
+  /** Tokens of `content` (gpt-tokenizer), counted once when the turn was stored. */
+  tokens?: number;
+  /** true: a summary of folded older turns (docs/compaction.md). */
+  summary?: true;
 }
 
 export interface Thread {

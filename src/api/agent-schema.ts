@@ -84,6 +84,12 @@ export const agentSpecSchema = z
       .max(30 * 86_400_000)
       .optional()
       .describe('a pending approval is denied with APPROVAL_TIMEOUT after this; absent = never'),
+    context_tokens: z
+      .int()
+      .min(256)
+      .max(10_000_000)
+      .optional()
+      .describe('model input budget; oldest turns are summarised past it (docs/compaction.md)'),
   })
   .describe('agent definition (application/json or application/toml)');
 

@@ -67,6 +67,11 @@ export class EventPrinter {
           `  (model call failed, retry ${data.attempt} in ${data.delay_ms} ms: ${data.error?.message ?? ''})`,
         );
         return;
+      case 'context.compacted':
+        this.line(
+          `  (context compacted: ${data.turns} older turns summarised, ~${data.tokens_before} → ~${data.tokens_after} tokens)`,
+        );
+        return;
       case 'run.resumed':
         this.line(`  (resumed: attempt ${data.attempt}, ${data.entries_loaded} entries loaded)`);
         return;

@@ -52,6 +52,11 @@ export const FIXTURE_DIRECTIVES = [
     usage: '@forever',
     effect: 'keep calling `clock_now` every step (for max_steps and cancel)',
   },
+  {
+    name: 'overflow',
+    usage: '@overflow <n>',
+    effect: 'answer HTTP 400 "context length exceeded" while the input is over n tokens',
+  },
 ] as const satisfies readonly FixtureDirective[];
 
 export type FixtureDirectiveName = (typeof FIXTURE_DIRECTIVES)[number]['name'];

@@ -24,6 +24,8 @@ export interface FixtureScript {
   /** `@json` text that did not parse: answered as plain text so the run can see it. */
   jsonText: string | null;
   streamChunks: number;
+  /** `@overflow n`: refuse inputs over n tokens (the fixture's estimate) as too long. */
+  overflowTokens: number | null;
   /** The non-directive lines, joined and trimmed. */
   text: string;
 }
@@ -84,6 +86,9 @@ const APPLY: Record<FixtureDirectiveName, (script: FixtureScript, rest: string) 
   stream(script, rest) {
     script.streamChunks = wholeNumber(rest) ?? 0;
   },
+  overflow(script, rest) {
+    script.overflowTokens = wholeNumber(rest);
+  },
 };
 
 export function parseFixtureScript(userText: string): FixtureScript {
@@ -97,6 +102,7 @@ export function parseFixtureScript(userText: string): FixtureScript {
     json: null,
     jsonText: null,
     streamChunks: 0,
+    overflowTokens: null,
     text: '',
   };
   const plain: string[] = [];
@@ -195,4 +201,34 @@ export class ScriptedFailures {
     this.counts.set(key, failed + 1);
     return failed + 1;
   }
+}
+
+/** The fixture's rough, deterministic token estimate: four characters a token. */
+export function fixtureTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** `@overflow n` and an input of `inputTokens`: the refusal's message, or null. */
+export function fixtureOverflow(script: FixtureScript, inputTokens: number): string | null {
+  const limit = script.overflowTokens;
+  if (limit === null || inputTokens <= limit) return null;
+  return `This model's maximum context length is ${limit} tokens, but the input has ${inputTokens} tokens (context_length_exceeded)`;
+}
+
+const SUMMARY_QUOTE = 60;
+
+/**
+ * The fixture's answer to a compaction's summarising request (its transcript: one
+ * `role: text` paragraph per message): deterministic and short, naming how much it
+ * folded and quoting the first and last user lines.
+ */
+export function fixtureSummary(transcript: string): string {
+  const paragraphs = transcript.split('\n\n');
+  const users = paragraphs.filter((paragraph) => paragraph.startsWith('user: '));
+  const quote = (text: string | undefined) =>
+    JSON.stringify((text ?? '').slice('user: '.length, 'user: '.length + SUMMARY_QUOTE));
+  const earlier = paragraphs.some((paragraph) => paragraph.startsWith('(summary'))
+    ? ' after an earlier summary'
+    : '';
+  return `summary of ${paragraphs.length} messages${earlier}: ${users.length} from the user, first ${quote(users[0])}, last ${quote(users[users.length - 1])}`;
 }

@@ -15,11 +15,14 @@ import { createServer } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   decideFixtureStep,
+  fixtureOverflow,
+  fixtureSummary,
   parseFixtureScript,
   ScriptedFailures,
   splitIntoChunks,
 } from './fixture-script.ts';
 import type { WireAnswer, WireMessage } from './fixture-wire.ts';
+import { SUMMARY_REQUEST_MARKER } from './provider.ts';
 import { completionChunks, completionJson, wireConversation } from './fixture-wire.ts';
 import { HASH_DIMENSION, hashEmbed } from '../memory/embedders/hash.ts';
 
@@ -59,6 +62,7 @@ class HttpFailure extends Error {
     readonly status: number,
     message: string,
     readonly type = 'invalid_request_error',
+    readonly code: string | null = null,
   ) {
     super(message);
   }
@@ -121,7 +125,17 @@ export async function startFixtureServer(
     const messages = request.messages as WireMessage[];
     const model = typeof request.model === 'string' ? request.model : 'fixture';
     const conversation = wireConversation(messages);
-    const script = parseFixtureScript(conversation.userText);
+    const first = messages[0];
+    const summarising =
+      first?.role === 'system' &&
+      typeof first.content === 'string' &&
+      first.content.startsWith(SUMMARY_REQUEST_MARKER);
+    // A compaction's summarising request is answered by the summary rule, no directives.
+    const script = parseFixtureScript(summarising ? '' : conversation.userText);
+    const overflow = fixtureOverflow(script, tokens(JSON.stringify(messages)));
+    if (overflow !== null) {
+      throw new HttpFailure(400, overflow, 'invalid_request_error', 'context_length_exceeded');
+    }
     if (script.sleepMs > 0) await delay(script.sleepMs, undefined, { signal: closed });
 
     if (script.fail && conversation.steps === 0) {
@@ -149,7 +163,11 @@ export async function startFixtureServer(
       decision.kind === 'calls'
         ? decision.calls.map((call, index) => ({ ...call, id: `call_${step}_${index + 1}` }))
         : [];
-    const text = decision.kind === 'answer' ? decision.text : '';
+    const text = summarising
+      ? fixtureSummary(conversation.userText)
+      : decision.kind === 'answer'
+        ? decision.text
+        : '';
     sequence += 1;
     const answer: WireAnswer = {
       id: `chatcmpl-fixture-${sequence}`,
@@ -247,7 +265,7 @@ export async function startFixtureServer(
       sendJson(
         response,
         failure.status,
-        { error: { message: failure.message, type: failure.type, code: null } },
+        { error: { message: failure.message, type: failure.type, code: failure.code } },
         headers,
       );
     }

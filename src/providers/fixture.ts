@@ -13,10 +13,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AssistantBody, ToolCall } from '../types.ts';
 import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
-import { ProviderError } from './provider.ts';
+import { ProviderError, SUMMARY_REQUEST_MARKER } from './provider.ts';
 import {
   decideFixtureStep,
   fixtureConversation,
+  fixtureOverflow,
+  fixtureSummary,
+  fixtureTokens,
   parseFixtureScript,
   ScriptedFailures,
   splitIntoChunks,
@@ -26,10 +29,7 @@ function abortError(): DOMException {
   return new DOMException('the model call was aborted', 'AbortError');
 }
 
-/** A rough, deterministic token estimate: four characters a token. */
-function tokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
+const tokens = fixtureTokens;
 
 function inputText(request: ModelRequest): string {
   const parts = [request.system, ...request.context.map((message) => message.content)];
@@ -44,8 +44,14 @@ export function createFixtureProvider(): Provider {
     name: 'fixture',
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const conversation = fixtureConversation(request.entries);
-      const script = parseFixtureScript(conversation.userText);
+      // A compaction's summarising request is answered by the summary rule, no directives.
+      const summarising = request.system.startsWith(SUMMARY_REQUEST_MARKER);
+      const script = parseFixtureScript(summarising ? '' : conversation.userText);
       if (request.signal.aborted) throw abortError();
+      const overflow = fixtureOverflow(script, tokens(inputText(request)));
+      if (overflow !== null) {
+        throw new ProviderError(`fixture: ${overflow}`, { status: 400, contextExceeded: true });
+      }
       if (script.sleepMs > 0) {
         try {
           await delay(script.sleepMs, undefined, { signal: request.signal });
@@ -74,7 +80,11 @@ export function createFixtureProvider(): Provider {
               arguments: call.arguments,
             }))
           : [];
-      const text = decision.kind === 'answer' ? decision.text : '';
+      const text = summarising
+        ? fixtureSummary(conversation.userText)
+        : decision.kind === 'answer'
+          ? decision.text
+          : '';
 
       if (decision.kind === 'answer' && script.streamChunks > 0 && request.onDelta) {
         for (const chunk of splitIntoChunks(text, script.streamChunks)) {

@@ -47,16 +47,31 @@ function serverMessage(body: string | undefined): string | null {
   return null;
 }
 
+/**
+ * "The input is longer than the model's context", as OpenAI (`context_length_exceeded`,
+ * "maximum context length"), Anthropic ("prompt is too long"), vLLM, llama.cpp
+ * ("exceeds the available context size") and Ollama word it: one typed code for all.
+ */
+const CONTEXT_EXCEEDED_TEXT =
+  /context[_ ]length[_ ]exceeded|maximum context length|prompt is too long|exceeds? the (?:available )?context|context window (?:is )?exceeded|too many (?:input )?tokens/i;
+
+export function isContextExceeded(status: number | null, text: string): boolean {
+  return (status === null || status === 400 || status === 413) && CONTEXT_EXCEEDED_TEXT.test(text);
+}
+
 export function toProviderError(error: unknown): ProviderError {
   if (error instanceof ProviderError) return error;
   if (APICallError.isInstance(error)) {
     const status = error.statusCode ?? null;
     // A 200 that broke mid-stream (socket closed) is retryable although 200 is not.
     const httpError = status !== null && status >= 400;
-    return new ProviderError(serverMessage(error.responseBody) ?? error.message, {
+    const message = serverMessage(error.responseBody) ?? error.message;
+    return new ProviderError(message, {
       status: httpError ? status : null,
       retryable: httpError ? error.isRetryable : true,
       retryAfterMs: retryAfterMs(error.responseHeaders),
+      contextExceeded:
+        httpError && isContextExceeded(status, `${message} ${error.responseBody ?? ''}`),
     });
   }
   // In-band stream errors arrive as the provider's plain object ({message} or

@@ -53,18 +53,33 @@ export class ProviderError extends Error {
   readonly retryable: boolean;
   /** The provider's `Retry-After` hint, when it sent one. */
   readonly retryAfterMs: number | null;
+  /** The model input was longer than the model's context (docs/compaction.md). */
+  readonly contextExceeded: boolean;
 
   constructor(
     message: string,
-    options: { status: number | null; retryable?: boolean; retryAfterMs?: number | null },
+    options: {
+      status: number | null;
+      retryable?: boolean;
+      retryAfterMs?: number | null;
+      contextExceeded?: boolean;
+    },
   ) {
     super(message);
     this.name = 'ProviderError';
     this.status = options.status;
-    this.retryable = options.retryable ?? isRetryableStatus(options.status);
+    this.contextExceeded = options.contextExceeded ?? false;
+    this.retryable =
+      !this.contextExceeded && (options.retryable ?? isRetryableStatus(options.status));
     this.retryAfterMs = options.retryAfterMs ?? null;
   }
 }
+
+/**
+ * Marks a summarisation request of a compaction (src/runtime/compaction.ts): the system
+ * prompt starts with it, so the fixture model can answer it deterministically.
+ */
+export const SUMMARY_REQUEST_MARKER = '[keel:summarize]';
 
 /**
  * 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not.

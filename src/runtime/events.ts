@@ -2,7 +2,7 @@
 // live only. Every data shape is plain JSON, so a RunEvent is a store NewEvent as is.
 
 import type { ToolEffect } from '../tools/tool.ts';
-import type { JsonObject, RunError, ToolResultBody, Usage } from '../types.ts';
+import type { CompactionRecord, JsonObject, RunError, ToolResultBody, Usage } from '../types.ts';
 
 export type RunEvent =
   | { type: 'run.queued'; data: { source: string; request_id: string | null } }
@@ -70,6 +70,14 @@ export type RunEvent =
     }
   | { type: 'run.succeeded'; data: { output: JsonObject; usage: Usage; steps: number } }
   | { type: 'run.failed'; data: { error: RunError } }
-  | { type: 'run.cancelled'; data: { reason: string | null } };
+  | { type: 'run.cancelled'; data: { reason: string | null } }
+  /** Oldest thread turns folded into a summary (docs/compaction.md). */
+  | {
+      type: 'context.compacted';
+      data: CompactionRecord & {
+        usage: { input_tokens: number; output_tokens: number };
+        latency_ms: number;
+      };
+    };
 
 export type LiveEvent = { type: 'model.delta'; data: { step: number; text: string } };

@@ -12,6 +12,7 @@ import type { ToolPorts } from '../tools/tool.ts';
 import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import type { OutputSchemas } from './output-schema.ts';
+import type { TokenCounter } from './token-count.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import type { RunTracer } from './tracer.ts';
 
@@ -42,4 +43,6 @@ export interface RunLoopDeps {
   maxAttempts?: number;
   /** Spans of runs (docs/telemetry.md); default: the no-op tracer. */
   tracer?: RunTracer;
+  /** Token counts shared by the worker's runs (compaction.ts); default: one per attempt. */
+  tokenCounter?: TokenCounter;
 }

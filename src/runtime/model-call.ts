@@ -50,8 +50,9 @@ function describe(
 ): { error: RunError; retryable: boolean; retryAfterMs: number | null } {
   if (error instanceof ProviderError) {
     const status = error.status === null ? 'no status' : `status ${error.status}`;
+    const code = error.contextExceeded ? 'CONTEXT_EXCEEDED' : 'PROVIDER_ERROR';
     return {
-      error: { code: 'PROVIDER_ERROR', message: `${provider.name}: ${status}: ${error.message}` },
+      error: { code, message: `${provider.name}: ${status}: ${error.message}` },
       retryable: error.retryable,
       retryAfterMs: error.retryAfterMs,
     };

@@ -21,6 +21,7 @@ import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
 import { systemPrompt, unansweredCalls } from './model-input.ts';
+import { modelEntries } from './compaction.ts';
 import type { RunControl } from './run-control.ts';
 import type { AttemptTrace } from './tracer.ts';
 
@@ -79,8 +80,9 @@ export async function modelStep(
       model: deps.resolved.model,
       system: systemPrompt(agent),
       context: deps.context,
-      // A copy: the provider may keep the request while the loop appends.
-      entries: [...entries],
+      // A copy (the provider may keep the request while the loop appends), without
+      // compaction notes: their summaries are in the context (compaction.ts).
+      entries: modelEntries(entries),
       tools: deps.tools,
       temperature: agent.temperature,
       max_tokens: agent.max_tokens,

@@ -12,9 +12,11 @@ import type { Provider, ToolDefinition } from '../providers/provider.ts';
 import type { ClaimedRun } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolRegistry } from '../tools/registry.ts';
-import type { Agent, EntryBody, RunFigures, RunOutcome, ThreadMessage } from '../types.ts';
+import type { Agent, EntryBody, RunFigures, RunOutcome } from '../types.ts';
 import type { RunEvent } from './events.ts';
-import { contextTurns, userText } from './model-input.ts';
+import { contextTurns, systemPrompt, userText } from './model-input.ts';
+import { ContextKeeper } from './compaction.ts';
+import { TokenCounter } from './token-count.ts';
 import { recallForTurn } from './recall.ts';
 import type { ModelStepDeps } from './model-step.ts';
 import { modelStep } from './model-step.ts';
@@ -54,7 +56,8 @@ class RunAttempt {
   private readonly fence;
   private readonly startedAt: number;
   private readonly journal: RunJournal;
-  private context: ThreadMessage[] = [];
+  /** The thread's turns the model sees, kept within context_tokens (compaction.ts). */
+  private keeper!: ContextKeeper;
   readonly figures: RunFigures;
   /** Calls found in flight at resume whose effect is unknown (resume-plan.ts). */
   private uncertain = new Set<string>();
@@ -105,6 +108,7 @@ class RunAttempt {
       const message = `the run crashed on ${crashed} attempts (max_attempts is ${maxAttempts})`;
       return runFailed('RUN_CRASHED', message);
     }
+    this.keeper = this.contextKeeper(resolved);
     await this.begin();
     for (;;) {
       const outcome = this.stopOutcome() ?? (await this.advance(resolved));
@@ -120,7 +124,7 @@ class RunAttempt {
     const loaded = await this.journal.load();
     this.figures.steps = loaded.filter((entry) => entry.kind === 'assistant').length;
     const thread = await this.deps.store.getThread(run.tenant, run.agent, run.scope);
-    this.context = contextTurns(thread, this.agent.context_window);
+    this.keeper.load(contextTurns(thread, this.agent.context_window), loaded);
 
     const entries: EntryBody[] = [];
     const events: RunEvent[] = [];
@@ -179,7 +183,10 @@ class RunAttempt {
         this.journal.entries,
         this.deps.outputSchemas ?? new OutputSchemas(1),
       );
-      if (verdict.kind === 'final') return withSteeredTexts(verdict.outcome, this.journal.entries);
+      if (verdict.kind === 'final') {
+        const outcome = withSteeredTexts(verdict.outcome, this.journal.entries);
+        return this.keeper.withTurn(outcome, this.journal.entries);
+      }
       const text = verdict.note;
       await this.checkpoint(
         [{ kind: 'note', body: { text } }],
@@ -187,9 +194,21 @@ class RunAttempt {
       );
       return null;
     }
+    // Compaction (compaction.ts): before the step when the input would not fit; once
+    // after a provider's "context length exceeded", then the step is retried.
+    const step = this.figures.steps + 1;
+    const fitted = canAnswer ? await this.keeper.fit(this.journal.entries, step) : null;
+    if (fitted !== null) return fitted === 'again' ? null : fitted;
+    const inputBefore = this.figures.usage.input_tokens;
     const next = await modelStep(this.modelStepDeps(resolved), this.journal.entries, () =>
       this.timeoutFailure(),
     );
+    this.keeper.observe(this.figures.usage.input_tokens - inputBefore);
+    const retry =
+      next && next !== 'stopped'
+        ? await this.keeper.overflowed(next, this.journal.entries, step)
+        : null;
+    if (retry !== null) return retry === 'again' ? null : retry;
     return next === 'stopped'
       ? (this.stopOutcome() ?? { status: 'stopped', cause: 'shutdown' })
       : next;
@@ -207,7 +226,7 @@ class RunAttempt {
       runId: this.fence.run_id,
       agent: this.agent,
       resolved,
-      context: this.context,
+      context: this.keeper.context,
       tools: this.toolDefinitions,
       control: this.control,
       metrics,
@@ -221,6 +240,24 @@ class RunAttempt {
     if (live) deps.live = live;
     if (retry) deps.retry = retry;
     return deps;
+  }
+
+  private contextKeeper(resolved: ResolvedModel): ContextKeeper {
+    const { metrics, failpoints, retry } = this.deps;
+    return new ContextKeeper({
+      agent: this.agent,
+      resolved,
+      system: systemPrompt(this.agent),
+      tools: this.toolDefinitions,
+      counter: this.deps.tokenCounter ?? new TokenCounter(),
+      control: this.control,
+      metrics,
+      failpoints,
+      ...(retry && { retry }),
+      now: this.now,
+      figures: this.figures,
+      checkpoint: (entries, events) => this.checkpoint(entries, events),
+    });
   }
 
   private toolStepDeps(): ToolStepDeps {

@@ -18,6 +18,7 @@ import type { RunLoopDeps } from './run-loop.ts';
 import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
 import { OutputSchemas } from './output-schema.ts';
+import { TokenCounter } from './token-count.ts';
 
 export interface WorkerOptions extends RunLoopDeps {
   store: RunLoopDeps['store'] & StoreChanges & Pick<ApprovalStore, 'expireApprovals'>;
@@ -61,7 +62,11 @@ export function createWorker(options: WorkerOptions): Worker {
   const now = options.now ?? Date.now;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   // One compile per distinct output_schema for all of this worker's runs.
-  const loopDeps = { ...options, outputSchemas: options.outputSchemas ?? new OutputSchemas() };
+  const loopDeps = {
+    ...options,
+    outputSchemas: options.outputSchemas ?? new OutputSchemas(),
+    tokenCounter: options.tokenCounter ?? new TokenCounter(),
+  };
   const held = new Map<string, HeldRun>();
   const running = new Set<Promise<void>>();
   let started = false;

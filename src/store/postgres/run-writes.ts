@@ -85,7 +85,10 @@ async function settleRun(
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
 async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise<void> {
   if (input.status !== 'succeeded') return;
-  await appendTurnToThread(tx, row, input.reply_text, input.context_window, input.steered_texts);
+  await appendTurnToThread(tx, row, input.reply_text, input.context_window, input.steered_texts, {
+    ...(input.compactions && { compactions: input.compactions }),
+    ...(input.message_tokens && { message_tokens: input.message_tokens }),
+  });
   if (row.delivery_destination !== null) await insertDeliveryForRun(tx, row);
 }
 

@@ -7,7 +7,7 @@ import type { Page } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
 import type { RunRow } from './rows.ts';
 import { decodeCursor, pageOf } from './rows.ts';
-import type { ThreadRow } from '../rules/threads.ts';
+import type { ThreadRow, TurnExtras } from '../rules/threads.ts';
 import { messagesAfterTurn, threadKey, toThread, toThreadSummary } from '../rules/threads.ts';
 
 export async function appendTurnToThread(
@@ -16,12 +16,21 @@ export async function appendTurnToThread(
   replyText: string,
   contextWindow: number,
   steeredTexts: readonly string[] = [],
+  turn: TurnExtras = {},
 ): Promise<void> {
   const existing = await tx.one<ThreadRow>(
     'SELECT * FROM threads WHERE tenant = $1 AND agent = $2 AND scope = $3 FOR UPDATE',
     [run.tenant, run.agent, run.scope],
   );
-  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, tx.now, steeredTexts);
+  const messages = messagesAfterTurn(
+    existing,
+    run,
+    replyText,
+    contextWindow,
+    tx.now,
+    steeredTexts,
+    turn,
+  );
   await tx.count(
     `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
      VALUES ($1, $2, $3, 1, 1, $4, $5)

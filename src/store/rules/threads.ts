@@ -2,7 +2,7 @@
 // turn's input, how many turns it keeps, and how a thread row reads. Only the SQL that
 // loads and writes the row differs between backends.
 
-import type { JsonObject, Thread, ThreadMessage, ThreadSummary } from '../../types.ts';
+import type { JsonObject, Thread, ThreadFold, ThreadMessage, ThreadSummary } from '../../types.ts';
 import { iso, parseJson } from '../rows.ts';
 import type { RunRow } from '../rows.ts';
 
@@ -31,6 +31,43 @@ function lastTurns(messages: readonly ThreadMessage[], window: number): ThreadMe
   return messages.filter((message) => kept.has(message.run_id));
 }
 
+/** How a summary reads in the thread and to the model (docs/compaction.md). */
+export const SUMMARY_PREFIX = '[keel] Summary of the earlier conversation: ';
+
+/**
+ * A compaction applied to a thread's messages: everything up to the last message of
+ * `through_run_id` becomes one summary message (carrying that run id, so it counts as
+ * the oldest turn for `context_window`). A thread that no longer holds that run (deleted
+ * meanwhile) is left as it is. The run loop and both store backends use this one rule.
+ */
+export function foldMessages(
+  messages: readonly ThreadMessage[],
+  fold: ThreadFold,
+): ThreadMessage[] {
+  const end = messages.findLastIndex((message) => message.run_id === fold.through_run_id);
+  const last = messages[end];
+  if (!last) return [...messages];
+  const summary: ThreadMessage = {
+    role: 'user',
+    content: `${SUMMARY_PREFIX}${fold.summary}`,
+    run_id: fold.through_run_id,
+    ts: last.ts,
+    summary: true,
+  };
+  return [summary, ...messages.slice(end + 1)];
+}
+
+/** What a run adds to its thread besides its texts: its compactions and token counts. */
+export interface TurnExtras {
+  compactions?: ThreadFold[];
+  message_tokens?: number[];
+}
+
+/** The turn's message with its token count, when the run counted it. */
+function counted(message: ThreadMessage, tokens: number | undefined): ThreadMessage {
+  return tokens === undefined ? message : { ...message, tokens };
+}
+
 /** The thread's messages once the succeeded `run` answered `replyText` at `now`. */
 export function messagesAfterTurn(
   existing: ThreadRow | undefined,
@@ -39,25 +76,28 @@ export function messagesAfterTurn(
   contextWindow: number,
   now: number,
   steeredTexts: readonly string[] = [],
+  turn: TurnExtras = {},
 ): ThreadMessage[] {
   const ts = iso(now);
-  const steered = steeredTexts.map((content): ThreadMessage => ({
+  const tokens = turn.message_tokens ?? [];
+  const steered = steeredTexts.map((content, i): ThreadMessage =>
+    counted({ role: 'user', content, run_id: run.run_id, ts }, tokens[i + 1]),
+  );
+  let past = existing ? parseJson<ThreadMessage[]>(existing.messages) : [];
+  for (const fold of turn.compactions ?? []) past = foldMessages(past, fold);
+  const user: ThreadMessage = {
     role: 'user',
-    content,
+    content: userContent(parseJson<JsonObject>(run.input)),
     run_id: run.run_id,
     ts,
-  }));
+  };
+  const reply: ThreadMessage = { role: 'assistant', content: replyText, run_id: run.run_id, ts };
   return lastTurns(
     [
-      ...(existing ? parseJson<ThreadMessage[]>(existing.messages) : []),
-      {
-        role: 'user',
-        content: userContent(parseJson<JsonObject>(run.input)),
-        run_id: run.run_id,
-        ts,
-      },
+      ...past,
+      counted(user, tokens[0]),
       ...steered,
-      { role: 'assistant', content: replyText, run_id: run.run_id, ts },
+      counted(reply, tokens[steeredTexts.length + 1]),
     ],
     contextWindow,
   );

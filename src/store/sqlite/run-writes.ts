@@ -96,7 +96,10 @@ function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: n
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
 function recordSuccess(ctx: StoreContext, row: RunRow, input: FinalizeInput, now: number): void {
   if (input.status !== 'succeeded') return;
-  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now, input.steered_texts);
+  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now, input.steered_texts, {
+    ...(input.compactions && { compactions: input.compactions }),
+    ...(input.message_tokens && { message_tokens: input.message_tokens }),
+  });
   if (row.delivery_destination !== null) insertDeliveryForRun(ctx, row, now);
 }
 

@@ -6,7 +6,7 @@ import type { Page } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { RunRow } from './rows.ts';
 import { decodeCursor, pageOf } from './rows.ts';
-import type { ThreadRow } from '../rules/threads.ts';
+import type { ThreadRow, TurnExtras } from '../rules/threads.ts';
 import { messagesAfterTurn, threadKey, toThread, toThreadSummary } from '../rules/threads.ts';
 
 function threadRow(
@@ -27,9 +27,18 @@ export function appendTurnToThread(
   contextWindow: number,
   now: number,
   steeredTexts: readonly string[] = [],
+  turn: TurnExtras = {},
 ): void {
   const existing = threadRow(ctx, run.tenant, run.agent, run.scope);
-  const messages = messagesAfterTurn(existing, run, replyText, contextWindow, now, steeredTexts);
+  const messages = messagesAfterTurn(
+    existing,
+    run,
+    replyText,
+    contextWindow,
+    now,
+    steeredTexts,
+    turn,
+  );
   ctx
     .sql(
       `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
