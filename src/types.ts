@@ -61,6 +61,9 @@ export interface AgentSpec {
   require_approval?: string[];
   /** A pending approval is denied with APPROVAL_TIMEOUT after this long; absent = never. */
   approval_timeout_ms?: number;
+  /** Run budgets: input + output tokens / USD across the run (BUDGET_EXCEEDED). */
+  max_total_tokens?: number;
+  max_cost_usd?: number;
 }
 
 export type AgentRecall = { namespace: string; k: number };

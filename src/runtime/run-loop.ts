@@ -34,6 +34,7 @@ import type { RunLoopDeps } from './loop-deps.ts';
 export type { RunLoopDeps } from './loop-deps.ts';
 import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
 import { ApprovalGate } from './approvals.ts';
+import { budgetStop } from './budgets.ts';
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
 type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
@@ -212,7 +213,9 @@ class RunAttempt {
       figures: this.figures,
       remainingMs: () => this.remainingMs,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
+      budget: () => budgetStop(this.deps.usage, this.claimed.run, this.agent, this.figures, this.now()),
     };
+    if (this.deps.prices) deps.prices = this.deps.prices;
     if (live) deps.live = live;
     if (retry) deps.retry = retry;
     return deps;
