@@ -84,7 +84,12 @@ export const agentSpecSchema = z
       .max(30 * 86_400_000)
       .optional()
       .describe('a pending approval is denied with APPROVAL_TIMEOUT after this; absent = never'),
-    max_total_tokens: z.int().min(1).max(1e12).optional().describe('run budget: input + output tokens'),
+    max_total_tokens: z
+      .int()
+      .min(1)
+      .max(1e12)
+      .optional()
+      .describe('run budget: input + output tokens'),
     max_cost_usd: z.number().positive().max(1e6).optional().describe('run budget in USD (prices)'),
   })
   .describe('agent definition (application/json or application/toml)');

@@ -51,6 +51,7 @@ export async function budgetStop(
   const message = runBudgetMessage(agent, state.run);
   if (message !== null) return runFailed('BUDGET_EXCEEDED', message);
   const reached = budgetReached(state.budget, state.today);
-  if (reached) return runFailed('BUDGET_EXCEEDED', dailyBudgetError(run.tenant, reached, now).message);
+  if (reached)
+    return runFailed('BUDGET_EXCEEDED', dailyBudgetError(run.tenant, reached, now).message);
   return null;
 }

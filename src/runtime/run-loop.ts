@@ -213,7 +213,8 @@ class RunAttempt {
       figures: this.figures,
       remainingMs: () => this.remainingMs,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
-      budget: () => budgetStop(this.deps.usage, this.claimed.run, this.agent, this.figures, this.now()),
+      budget: () =>
+        budgetStop(this.deps.usage, this.claimed.run, this.agent, this.figures, this.now()),
     };
     if (this.deps.prices) deps.prices = this.deps.prices;
     if (live) deps.live = live;

@@ -21,12 +21,17 @@ const DEFAULT_DAYS = 30;
 const daySchema = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a UTC day YYYY-MM-DD' })
-  .refine((day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)) && usageDay(Date.parse(day)) === day, {
-    message: 'is not a calendar day',
-  });
+  .refine(
+    (day) => !Number.isNaN(Date.parse(`${day}T00:00:00Z`)) && usageDay(Date.parse(day)) === day,
+    {
+      message: 'is not a calendar day',
+    },
+  );
 
 const usageQuery = z.strictObject({
-  from: daySchema.optional().describe(`first UTC day (default: ${DEFAULT_DAYS - 1} days before to)`),
+  from: daySchema
+    .optional()
+    .describe(`first UTC day (default: ${DEFAULT_DAYS - 1} days before to)`),
   to: daySchema.optional().describe('last UTC day, inclusive (default: today)'),
   group_by: z.enum(USAGE_GROUPS).default('day'),
 });

@@ -70,9 +70,8 @@ function budgetOf(ctx: StoreContext, tenant: string): TenantBudget {
 
 function tenantDay(ctx: StoreContext, tenant: string, day: string): UsageTotals {
   return toTotals(
-    ctx
-      .sql('SELECT * FROM usage_tenant_day WHERE tenant = ? AND day = ?')
-      .get(tenant, day) as Record<string, number> | undefined,
+    ctx.sql('SELECT * FROM usage_tenant_day WHERE tenant = ? AND day = ?').get(tenant, day) as
+      Record<string, number> | undefined,
   );
 }
 
@@ -87,8 +86,7 @@ export function requireDailyBudget(ctx: StoreContext, tenant: string): void {
 
 export function getBudgetState(ctx: StoreContext, tenant: string, runId: string): BudgetState {
   const run = ctx.sql(`SELECT ${SUMS} FROM usage_ledger WHERE run_id = ?`).get(runId) as
-    | Record<string, number | null>
-    | undefined;
+    Record<string, number | null> | undefined;
   return {
     budget: budgetOf(ctx, tenant),
     today: tenantDay(ctx, tenant, usageDay(ctx.now())),
