@@ -14,16 +14,23 @@ const createTenantBody = z.strictObject({
   metadata: jsonObjectSchema.optional(),
 });
 
-const patchTenantBody = z.strictObject({
-  metadata: jsonObjectSchema.optional(),
-  limits: tenantLimitsSchema.optional(),
-  if_updated_at: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
-});
+const patchTenantBody = z
+  .strictObject({
+    metadata: jsonObjectSchema.optional(),
+    limits: tenantLimitsSchema.optional(),
+    if_updated_at: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
+  })
+  .superRefine((body, context) => {
+    if (body.metadata === undefined && body.limits === undefined) {
+      const message = 'Invalid input: expected object, received undefined (metadata or limits)';
+      context.addIssue({ code: 'custom', path: ['metadata'], message });
+    }
+  });
 
 export function tenantRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;

@@ -11,7 +11,9 @@ import type {
   UsageTotals,
 } from '../rules/usage.ts';
 import {
+  BUDGET_STATE_SQL,
   NO_BUDGET,
+  budgetStateOf,
   budgetReached,
   dailyBudgetError,
   groupKeySql,
@@ -88,17 +90,9 @@ export async function getBudgetState(
   tenant: string,
   runId: string,
 ): Promise<BudgetState> {
-  const sql = ctx.read;
   const day = usageDay(await ctx.now());
-  const run = await sql.one<Record<string, number | null>>(
-    `SELECT ${SUMS} FROM usage_ledger WHERE run_id = $1`,
-    [runId],
-  );
-  return {
-    budget: await budgetOf(sql, tenant),
-    today: await tenantDay(sql, tenant, day),
-    run: toTotals(run),
-  };
+  const row = await ctx.read.one<Record<string, unknown>>(BUDGET_STATE_SQL, [tenant, day, runId]);
+  return budgetStateOf(row);
 }
 
 export function getTenantBudget(sql: Sql, tenant: string): Promise<TenantBudget> {

@@ -10,7 +10,9 @@ import type {
   UsageTotals,
 } from '../rules/usage.ts';
 import {
+  BUDGET_STATE_SQL,
   NO_BUDGET,
+  budgetStateOf,
   budgetReached,
   dailyBudgetError,
   groupKeySql,
@@ -84,14 +86,14 @@ export function requireDailyBudget(ctx: StoreContext, tenant: string): void {
   if (reached) throw dailyBudgetError(tenant, reached, now);
 }
 
+// The shared statement with SQLite's numbered parameters (?1 for PostgreSQL's $1), bound
+// by number through an object.
+const BUDGET_STATE_SQLITE = BUDGET_STATE_SQL.replace(/\$(\d)/g, '?$1');
+
 export function getBudgetState(ctx: StoreContext, tenant: string, runId: string): BudgetState {
-  const run = ctx.sql(`SELECT ${SUMS} FROM usage_ledger WHERE run_id = ?`).get(runId) as
-    Record<string, number | null> | undefined;
-  return {
-    budget: budgetOf(ctx, tenant),
-    today: tenantDay(ctx, tenant, usageDay(ctx.now())),
-    run: toTotals(run),
-  };
+  const row = ctx.sql(BUDGET_STATE_SQLITE).get({ 1: tenant, 2: usageDay(ctx.now()), 3: runId }) as
+    Record<string, unknown> | undefined;
+  return budgetStateOf(row);
 }
 
 export function getTenantBudget(ctx: StoreContext, tenant: string): TenantBudget {
