@@ -5,8 +5,12 @@
 // refuses new turns, and the ledger always equals the journal's usage.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.ts';
 import { after, before, describe, it } from 'node:test';
-import { priceBook } from '../src/runtime/usage-prices.ts';
+import { costOf, priceBook } from '../src/runtime/usage-prices.ts';
 import type { Harness } from './runtime-harness.ts';
 import { TENANT, openHarness } from './runtime-harness.ts';
 
@@ -117,6 +121,40 @@ describe('usage and budgets in the run loop', () => {
     assert.equal(total.total_tokens, tokens);
     console.log(
       `ledger = journal: ${calls} model calls, ${tokens} tokens over ${runs.length} runs`,
+    );
+  });
+});
+
+describe('[providers.x.prices]', () => {
+  function configWith(toml: string) {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-prices-'));
+    try {
+      writeFileSync(join(dir, 'keel.toml'), toml);
+      return loadConfig({}, {}, dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('prices are USD per million tokens per "provider/model"; a bad price names the key', () => {
+    const config = configWith(
+      '[providers.local]\ntype = "openai-compatible"\n[providers.local.prices]\n"m-1" = { input = 3, output = 15 }\n',
+    );
+    const prices = priceBook(config.providers);
+    assert.deepEqual(prices('local/m-1'), { input: 3, output: 15 });
+    assert.equal(prices('local/other'), null);
+    assert.equal(
+      costOf(prices('local/m-1'), { input_tokens: 1_000_000, output_tokens: 2 }),
+      3.00003,
+    );
+    assert.equal(costOf(null, { input_tokens: 5, output_tokens: 5 }), 0);
+    assert.throws(
+      () =>
+        configWith(
+          '[providers.local]\ntype = "openai-compatible"\n[providers.local.prices]\n"m" = { input = -1, output = 1 }\n',
+        ),
+      (error: Error & { code?: string }) =>
+        error.code === 'CONFIG_INVALID' && /providers\.local\.prices\.m\.input/.test(error.message),
     );
   });
 });
