@@ -125,7 +125,7 @@ describe('usage totals equal the journal across kills', () => {
     });
     await setupTenant(doomed.url);
     await submitAll(doomed.url);
-    await killedWithin(doomed, 30_000);
+    await killedWithin(doomed, 90_000);
     const restarted = await serve(dataDir, config);
     try {
       const runIds = await finishAll(restarted.url);
@@ -155,7 +155,7 @@ describe('usage totals equal the journal across kills', () => {
         try {
           await setupTenant(other.url);
           await submitAll(doomed.url);
-          await killedWithin(doomed, 30_000);
+          await killedWithin(doomed, 90_000);
           // The killed worker's leases (1 s) expire; the other worker resumes its runs.
           const runIds = await finishAll(other.url);
           await other.kill();
