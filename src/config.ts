@@ -13,6 +13,13 @@ const providerSchema = z.strictObject({
   api_key_env: z.string().min(1).optional(),
   /** false → non-streaming requests, for servers whose streaming is broken. */
   stream: z.boolean().optional(),
+  /** USD per million tokens per model (the part after "provider/"); usage costs 0 without. */
+  prices: z
+    .record(
+      z.string().min(1),
+      z.strictObject({ input: z.number().min(0).max(1e6), output: z.number().min(0).max(1e6) }),
+    )
+    .optional(),
 });
 
 // [mcp.stdio.<name>]: an operator-declared stdio MCP server (docs/mcp.md). Only the

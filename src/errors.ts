@@ -164,6 +164,13 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: "the model input does not fit the model's context, even after a compaction",
   },
+  // Usage budgets (src/store/rules/usage.ts): a new turn past the tenant's daily budget
+  // (HTTP 429), or a run stopped by its own or its tenant's budget (a run error).
+  BUDGET_EXCEEDED: {
+    status: 429,
+    retryable: false,
+    message: 'a usage budget (tokens or cost) is used up',
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
@@ -181,6 +188,7 @@ export const RUN_ERROR_CODES = [
   'CANCELLED',
   'INTERNAL',
   'CONTEXT_EXCEEDED',
+  'BUDGET_EXCEEDED',
 ] as const satisfies readonly ErrorCode[];
 export type RunErrorCode = (typeof RUN_ERROR_CODES)[number];
 

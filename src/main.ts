@@ -28,6 +28,7 @@ import { createScheduler } from './schedules/scheduler.ts';
 import { createSchedulerWatch } from './schedules/scheduler-watch.ts';
 import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
+import { priceBook } from './runtime/usage-prices.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
@@ -241,6 +242,8 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       maxRunningPerTenant: config.tenant_limits.running_runs,
       runningCapWhenAlone: config.tenant_limits.running_runs_when_alone,
       maxAttempts: config.workers.max_attempts,
+      usage: store,
+      prices: priceBook(config.providers),
     });
     api =
       role === 'api' || role === 'all'

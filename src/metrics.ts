@@ -20,6 +20,8 @@ export interface Metrics {
   readonly deliveriesByStatus: Gauge<'status'>;
   readonly liveDeltasDropped: Counter;
   readonly schedulesDueWithoutScheduler: Gauge;
+  readonly modelTokens: Counter<'model' | 'kind'>;
+  readonly modelCostUsd: Counter<'model'>;
 }
 
 export function createMetrics(): Metrics {
@@ -101,6 +103,18 @@ export function createMetrics(): Metrics {
     schedulesDueWithoutScheduler: new Gauge({
       name: 'keel_schedules_due_without_scheduler',
       help: 'Enabled schedules overdue while no scheduler has run recently (0 = fine)',
+      registers,
+    }),
+    modelTokens: new Counter({
+      name: 'keel_model_tokens_total',
+      help: 'Tokens of recorded model responses by model and kind (input, output)',
+      labelNames: ['model', 'kind'],
+      registers,
+    }),
+    modelCostUsd: new Counter({
+      name: 'keel_model_cost_usd_total',
+      help: 'Cost in USD of recorded model responses by model (keel.toml prices)',
+      labelNames: ['model'],
       registers,
     }),
   };

@@ -63,6 +63,9 @@ export interface AgentSpec {
   approval_timeout_ms?: number;
   /** Token budget of one model input (docs/compaction.md); absent = model window − max_tokens. */
   context_tokens?: number;
+  /** Run budgets: input + output tokens / USD across the run (BUDGET_EXCEEDED). */
+  max_total_tokens?: number;
+  max_cost_usd?: number;
 }
 
 export type AgentRecall = { namespace: string; k: number };

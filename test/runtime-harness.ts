@@ -76,7 +76,7 @@ export interface Harness {
 }
 
 export interface HarnessOptions extends Partial<
-  Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollMs' | 'maxAttempts' | 'toolPorts'>
+  Pick<WorkerOptions, 'concurrency' | 'leaseMs' | 'pollMs' | 'maxAttempts' | 'toolPorts' | 'prices'>
 > {
   providers?: Record<string, Provider>;
   /** Default: the built-in tools. */
@@ -97,6 +97,8 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
     ...(options.seededBugs && { seededBugs: options.seededBugs }),
     ...(options.maxAttempts && { maxAttempts: options.maxAttempts }),
     ...(options.toolPorts && { toolPorts: options.toolPorts }),
+    ...(options.prices && { prices: options.prices }),
+    usage: store,
     providers: createProviderRegistry({ fixture: model, ...options.providers }),
     logger: pino({ level: 'silent' }),
     metrics,

@@ -90,6 +90,13 @@ export const agentSpecSchema = z
       .max(10_000_000)
       .optional()
       .describe('model input budget; oldest turns are summarised past it (docs/compaction.md)'),
+    max_total_tokens: z
+      .int()
+      .min(1)
+      .max(1e12)
+      .optional()
+      .describe('run budget: input + output tokens'),
+    max_cost_usd: z.number().positive().max(1e6).optional().describe('run budget in USD (prices)'),
   })
   .describe('agent definition (application/json or application/toml)');
 

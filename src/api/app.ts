@@ -39,6 +39,7 @@ import { runRoutes } from './routes/runs.ts';
 import { forkRoutes } from './routes/fork.ts';
 import { approvalRoutes } from './routes/approvals.ts';
 import { scheduleRoutes } from './routes/schedules.ts';
+import { usageRoutes } from './routes/usage.ts';
 import { tenantRoutes } from './routes/tenants.ts';
 import { threadRoutes } from './routes/threads.ts';
 import { tokenRoutes } from './routes/tokens.ts';
@@ -135,6 +136,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   consoleRoutes(app, loadConsoleAssets());
   overviewRoutes(zodApp, deps);
   tenantRoutes(zodApp, deps);
+  usageRoutes(zodApp, deps);
   tokenRoutes(zodApp, deps);
   // One view of the names an agent may use, for the agent and preset routes.
   const knownNamesFor = createKnownNames({

@@ -25,6 +25,8 @@ import type {
   ThreadMessage,
 } from '../types.ts';
 import type { RunEvent } from './events.ts';
+import type { PriceBook } from './usage-prices.ts';
+import { countUsage, pricedUsage } from './usage-prices.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
 import type { RunControl } from './run-control.ts';
@@ -51,6 +53,8 @@ export interface CompactionDeps {
   metrics: Metrics;
   failpoints: Failpoints;
   retry?: RetryPolicy;
+  /** Prices per model (usage-prices.ts): a summary call is billed like any other. */
+  prices?: PriceBook;
   now: () => number;
   figures: RunFigures;
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
@@ -288,15 +292,24 @@ export class ContextKeeper {
     deps.figures.usage.model_calls += 1;
     deps.figures.usage.input_tokens += assistant.usage.input_tokens;
     deps.figures.usage.output_tokens += assistant.usage.output_tokens;
+    // The store adds this usage to its ledger in the same transaction, like a response's.
+    const priced = pricedUsage(deps.prices, deps.agent.model, assistant.usage);
     await deps.checkpoint(
       [{ kind: 'note', body: { text: summary, compaction: record } }],
       [
         {
           type: 'context.compacted',
-          data: { ...record, usage: assistant.usage, latency_ms: result.latencyMs },
+          data: {
+            ...record,
+            usage: assistant.usage,
+            model: priced.model,
+            cost_usd: priced.cost_usd,
+            latency_ms: result.latencyMs,
+          },
         },
       ],
     );
+    countUsage(deps.metrics, priced.model, assistant.usage, priced.cost_usd);
     this.context = context;
     deps.failpoints.hit('compaction.after_commit');
     return 'again';

@@ -29,6 +29,10 @@ export type RunEvent =
       data: {
         step: number;
         usage: { input_tokens: number; output_tokens: number };
+        /** The agent's "provider/model" and the call's cost (usage-prices.ts); optional
+         *  because events written before usage tracking lack them. */
+        model?: string;
+        cost_usd?: number;
         latency_ms: number;
         finish_reason: string;
         raw?: JsonObject;
@@ -76,6 +80,9 @@ export type RunEvent =
       type: 'context.compacted';
       data: CompactionRecord & {
         usage: { input_tokens: number; output_tokens: number };
+        /** The summary call's model and cost: the usage ledger counts it (usage.ts). */
+        model?: string;
+        cost_usd?: number;
         latency_ms: number;
       };
     };

@@ -10,6 +10,8 @@ import type { AgentStore, ApprovalStore, RunBranchStore, RunStore } from '../sto
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolPorts } from '../tools/tool.ts';
 import type { LiveEvents } from './live.ts';
+import type { BudgetStore } from './budgets.ts';
+import type { PriceBook } from './usage-prices.ts';
 import type { RetryPolicy } from './model-call.ts';
 import type { OutputSchemas } from './output-schema.ts';
 import type { TokenCounter } from './token-count.ts';
@@ -45,4 +47,8 @@ export interface RunLoopDeps {
   tracer?: RunTracer;
   /** Token counts shared by the worker's runs (compaction.ts); default: one per attempt. */
   tokenCounter?: TokenCounter;
+  /** Usage ledger reads for budgets (budgets.ts); absent = only max_total_tokens, from figures. */
+  usage?: BudgetStore;
+  /** Prices per model ([providers.x.prices]); absent = calls cost 0. */
+  prices?: PriceBook;
 }

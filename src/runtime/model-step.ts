@@ -24,6 +24,8 @@ import { systemPrompt, unansweredCalls } from './model-input.ts';
 import { modelEntries } from './compaction.ts';
 import type { RunControl } from './run-control.ts';
 import type { AttemptTrace } from './tracer.ts';
+import type { PriceBook } from './usage-prices.ts';
+import { countUsage, pricedUsage } from './usage-prices.ts';
 
 export interface ModelStepDeps {
   runId: string;
@@ -45,6 +47,10 @@ export interface ModelStepDeps {
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
   /** Spans of the attempt (tracer.ts); absent = none. */
   trace?: AttemptTrace;
+  /** The run's and its tenant's budgets at this step boundary (budgets.ts). */
+  budget?: () => Promise<RunOutcome | null>;
+  /** Prices per model (usage-prices.ts); absent = every call costs 0. */
+  prices?: PriceBook;
 }
 
 /**
@@ -62,6 +68,8 @@ export async function modelStep(
     return runFailed('MAX_STEPS_EXCEEDED', message);
   }
   if (deps.remainingMs() <= 0) return timeoutFailure();
+  const overBudget = deps.budget ? await deps.budget() : null;
+  if (overBudget) return overBudget;
   const unanswered = unansweredCalls(entries);
   // Transcript integrity: never send a tool call without its result. Unreachable
   // unless the loop itself is wrong; failing beats sending a broken transcript.
@@ -115,6 +123,8 @@ export async function modelStep(
   figures.usage.model_calls += 1;
   figures.usage.input_tokens += assistant.usage.input_tokens;
   figures.usage.output_tokens += assistant.usage.output_tokens;
+  // The store adds the event's usage to its ledger in the same transaction (usage.ts).
+  const priced = pricedUsage(deps.prices, agent.model, assistant.usage);
   await deps.checkpoint(
     [{ kind: 'assistant', body: assistant }],
     [
@@ -123,6 +133,8 @@ export async function modelStep(
         data: {
           step,
           usage: assistant.usage,
+          model: priced.model,
+          cost_usd: priced.cost_usd,
           latency_ms: result.latencyMs,
           finish_reason: assistant.finish_reason,
           ...(raw && { raw }),
@@ -130,5 +142,6 @@ export async function modelStep(
       },
     ],
   );
+  countUsage(deps.metrics, priced.model, assistant.usage, priced.cost_usd);
   return null;
 }

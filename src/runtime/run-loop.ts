@@ -38,6 +38,7 @@ import { answerToolCalls, toolCallEnv, toolDefinitions } from './tool-step.ts';
 import { ApprovalGate } from './approvals.ts';
 import type { AttemptTrace } from './tracer.ts';
 import { noopTracer } from './tracer.ts';
+import { budgetStop } from './budgets.ts';
 
 /** How an attempt ends: a run outcome to finalize, or a stop that leaves the run as is. */
 type AttemptOutcome = RunOutcome | { status: 'stopped'; cause: StopCause };
@@ -236,7 +237,10 @@ class RunAttempt {
       remainingMs: () => this.remainingMs,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
       trace: this.trace,
+      budget: () =>
+        budgetStop(this.deps.usage, this.claimed.run, this.agent, this.figures, this.now()),
     };
+    if (this.deps.prices) deps.prices = this.deps.prices;
     if (live) deps.live = live;
     if (retry) deps.retry = retry;
     return deps;
@@ -254,6 +258,7 @@ class RunAttempt {
       metrics,
       failpoints,
       ...(retry && { retry }),
+      ...(this.deps.prices && { prices: this.deps.prices }),
       now: this.now,
       figures: this.figures,
       checkpoint: (entries, events) => this.checkpoint(entries, events),

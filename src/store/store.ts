@@ -8,6 +8,13 @@
 // Clock: lease and due-time comparisons use the store's own clock (the database's
 // `now()` on PostgreSQL, the process clock on SQLite, which owns its data dir).
 
+import type {
+  BudgetState,
+  TenantBudget,
+  UsageQuery,
+  UsageRow,
+  UsageTotals,
+} from './rules/usage.ts';
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type {
   Agent,
@@ -406,4 +413,16 @@ export interface Store
     SecretStore,
     WebhookStore,
     WasmToolStore,
-    ApprovalStore {}
+    ApprovalStore,
+    UsageStore {}
+
+/** Model usage and budgets (src/store/rules/usage.ts, docs/http-api.md, Usage). */
+export interface UsageStore {
+  /** Totals of the tenant's usage ledger over [from, to] (UTC days), grouped. */
+  getUsage(tenant: string, query: UsageQuery): Promise<{ rows: UsageRow[]; total: UsageTotals }>;
+  /** The budget, today's usage of the tenant and the run's usage: a step boundary's check. */
+  getBudgetState(tenant: string, runId: string): Promise<BudgetState>;
+  getTenantBudget(tenant: string): Promise<TenantBudget>;
+  /** Throws TENANT_NOT_FOUND. */
+  putTenantBudget(tenant: string, budget: TenantBudget): Promise<TenantBudget>;
+}

@@ -19,6 +19,7 @@ import { outboxSuite } from './outbox.suite.ts';
 import { storageQuotaSuite } from './storage-quota.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
 import { webhookSuite } from './webhooks.suite.ts';
+import { usageSuite } from './usage.suite.ts';
 
 export type { StoreFactory, StoreOpenOptions } from './harness.ts';
 export { TestClock } from './harness.ts';
@@ -40,5 +41,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     memorySuite(factory);
     mcpSuite(factory);
     webhookSuite(factory);
+    usageSuite(factory);
   });
 }

@@ -4,24 +4,33 @@ import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { deletedSchema, jsonObjectSchema, nameSchema, tenantParams } from '../schemas.ts';
-import type { TenantStore } from '../../store/store.ts';
+import type { TenantStore, UsageStore } from '../../store/store.ts';
+import { applyTenantLimits, tenantLimitsSchema } from './usage.ts';
 
-type Deps = ApiDepsWith<TenantStore>;
+type Deps = ApiDepsWith<TenantStore & Pick<UsageStore, 'getTenantBudget' | 'putTenantBudget'>>;
 
 const createTenantBody = z.strictObject({
   name: nameSchema,
   metadata: jsonObjectSchema.optional(),
 });
 
-const patchTenantBody = z.strictObject({
-  metadata: jsonObjectSchema,
-  if_updated_at: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
-});
+const patchTenantBody = z
+  .strictObject({
+    metadata: jsonObjectSchema.optional(),
+    limits: tenantLimitsSchema.optional(),
+    if_updated_at: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe('updated_at as last read; 409 CONFLICT when the tenant changed since'),
+  })
+  .superRefine((body, context) => {
+    if (body.metadata === undefined && body.limits === undefined) {
+      const message = 'Invalid input: expected object, received undefined (metadata or limits)';
+      context.addIssue({ code: 'custom', path: ['metadata'], message });
+    }
+  });
 
 export function tenantRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
@@ -50,20 +59,27 @@ export function tenantRoutes(app: ZodApp, deps: Deps): void {
       const tenant = await store.getTenant(request.params.tenant);
       if (!tenant)
         throw new KeelError('TENANT_NOT_FOUND', `tenant ${request.params.tenant} not found`);
-      return { tenant };
+      return { tenant: { ...tenant, limits: await store.getTenantBudget(tenant.name) } };
     },
   );
 
   app.patch(
     '/v1/tenants/:tenant',
     { config: { auth: 'admin' }, schema: { tags, params: tenantParams, body: patchTenantBody } },
-    async (request) => ({
-      tenant: await store.updateTenant(
-        request.params.tenant,
-        request.body.metadata,
-        request.body.if_updated_at,
-      ),
-    }),
+    async (request) => {
+      const { tenant: name } = request.params;
+      const { metadata, limits, if_updated_at: ifUpdatedAt } = request.body;
+      // if_updated_at guards metadata; limits are set as given (omitted keeps, null removes).
+      const tenant =
+        metadata !== undefined
+          ? await store.updateTenant(name, metadata, ifUpdatedAt)
+          : await store.getTenant(name);
+      if (!tenant) throw new KeelError('TENANT_NOT_FOUND', `tenant ${name} not found`);
+      const budget = limits
+        ? await applyTenantLimits(store, name, limits)
+        : await store.getTenantBudget(name);
+      return { tenant: { ...tenant, limits: budget } };
+    },
   );
 
   app.delete(

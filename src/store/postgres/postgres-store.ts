@@ -86,6 +86,8 @@ import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
 import * as trace from './trace.ts';
+import * as usage from './usage.ts';
+import type * as usageRules from '../rules/usage.ts';
 
 /** What the backend found at open: settings read back and optional extensions. */
 export interface PostgresFeatures {
@@ -509,5 +511,25 @@ export class PostgresStore implements Store {
   }
   deleteWebhook(tenant: string, name: string): Promise<boolean> {
     return webhooks.deleteWebhook(this.ctx, tenant, name);
+  }
+
+  // --- model usage and budgets (src/store/rules/usage.ts) ---
+  getUsage(
+    tenant: string,
+    query: usageRules.UsageQuery,
+  ): Promise<{ rows: usageRules.UsageRow[]; total: usageRules.UsageTotals }> {
+    return usage.getUsage(this.ctx.read, tenant, query);
+  }
+  getBudgetState(tenant: string, runId: string): Promise<usageRules.BudgetState> {
+    return usage.getBudgetState(this.ctx, tenant, runId);
+  }
+  getTenantBudget(tenant: string): Promise<usageRules.TenantBudget> {
+    return usage.getTenantBudget(this.ctx.read, tenant);
+  }
+  putTenantBudget(
+    tenant: string,
+    budget: usageRules.TenantBudget,
+  ): Promise<usageRules.TenantBudget> {
+    return usage.putTenantBudget(this.ctx, tenant, budget);
   }
 }

@@ -20,6 +20,7 @@ import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent, appendEvents } from './trace.ts';
 import { cancelPendingApprovals } from './approvals.ts';
+import { recordUsage } from './usage.ts';
 
 /** The fence as SQL on parameters $1 (run_id) and $2 (attempt). */
 function fenceClause(ctx: PgContext): string {
@@ -51,13 +52,14 @@ export async function appendProgress(
   progress: ProgressInput,
 ): Promise<RunEntry[]> {
   const stored = await ctx.write(async (tx) => {
-    const row = await tx.one<{ tenant: string; run_id: string }>(
+    const row = await tx.one<{ tenant: string; run_id: string; agent: string; scope: string }>(
       `UPDATE runs SET steps = COALESCE($3, steps), usage = COALESCE($4, usage),
          elapsed_ms = COALESCE($5, elapsed_ms)
-       WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
+       WHERE ${fenceClause(ctx)} RETURNING tenant, run_id, agent, scope`,
       [fence.run_id, fence.attempt, ...progressValues(progress)],
     );
     if (!row) throw leaseLost(fence);
+    await recordUsage(tx, row, progress);
     const entries = await appendEntries(tx, fence.run_id, fence.attempt, progress.entries ?? []);
     await appendEvents(tx, row, progress.events ?? []);
     return entries;

@@ -28,6 +28,7 @@ import { isUniqueViolation } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
+import { requireDailyBudget } from './usage.ts';
 import { appendEvent } from './trace.ts';
 import {
   capWhenAloneParam,
@@ -112,6 +113,10 @@ export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<Enqueue
 export async function enqueueRun(ctx: PgContext, input: EnqueueRunInput): Promise<EnqueueResult> {
   const result = await ctx.write(async (tx) => {
     const enqueued = await enqueueIn(tx, input);
+    // A new turn past the tenant's daily budget rolls back (a replay still answers); a
+    // schedule's fire (enqueueIn in fireSchedule) is not refused: its run stops at its
+    // first step boundary.
+    if (!enqueued.deduplicated) await requireDailyBudget(tx, input.tenant);
     if (!enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
     return enqueued;
   });

@@ -18,6 +18,7 @@ import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent } from './trace.ts';
 import { cancelPendingApprovals } from './approvals.ts';
+import { recordUsage } from './usage.ts';
 
 /** The fence as SQL: the attempt must still be the current one of a running run. */
 function fenceClause(ctx: StoreContext): string {
@@ -63,12 +64,13 @@ export function appendProgress(
       .sql(
         `UPDATE runs SET steps = COALESCE(?, steps), usage = COALESCE(?, usage),
            elapsed_ms = COALESCE(?, elapsed_ms)
-         WHERE ${fenceClause(ctx)} RETURNING tenant, run_id`,
+         WHERE ${fenceClause(ctx)} RETURNING tenant, run_id, agent, scope`,
       )
       // An array binds its items as consecutive parameters: no spread call per write.
       .get(progressValues(progress), fence.run_id, fence.attempt) as
-      { tenant: string; run_id: string } | undefined;
+      { tenant: string; run_id: string; agent: string; scope: string } | undefined;
     if (!row) throw leaseLost(fence);
+    recordUsage(ctx, row, progress, now);
     const entries = progress.entries?.length
       ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
       : [];

@@ -27,6 +27,7 @@ import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
 import { requireTenant } from './guards.ts';
 import { appendEvent } from './trace.ts';
+import { requireDailyBudget } from './usage.ts';
 import {
   capWhenAloneParam,
   queueFullError,
@@ -79,6 +80,9 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       if (queueIsFull(queued, input.max_queued))
         throw queueFullError(input.tenant, input.max_queued);
     }
+    // A new turn past the tenant's daily budget is refused; a schedule's fire is not
+    // (its run stops at its first step boundary), as on PostgreSQL.
+    if (input.source !== 'schedule') requireDailyBudget(ctx, input.tenant);
     const now = ctx.now();
     ctx
       .sql(

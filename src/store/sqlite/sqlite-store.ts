@@ -88,6 +88,8 @@ import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
 import * as threads from './threads.ts';
 import * as trace from './trace.ts';
+import * as usage from './usage.ts';
+import type * as usageRules from '../rules/usage.ts';
 
 function countBy<K extends string>(
   db: SqliteDatabase,
@@ -540,5 +542,25 @@ export class SqliteStore implements Store {
   }
   async deleteWebhook(tenant: string, name: string): Promise<boolean> {
     return webhooks.deleteWebhook(this.ctx, tenant, name);
+  }
+
+  // --- model usage and budgets (src/store/rules/usage.ts) ---
+  async getUsage(
+    tenant: string,
+    query: usageRules.UsageQuery,
+  ): Promise<{ rows: usageRules.UsageRow[]; total: usageRules.UsageTotals }> {
+    return usage.getUsage(this.ctx, tenant, query);
+  }
+  async getBudgetState(tenant: string, runId: string): Promise<usageRules.BudgetState> {
+    return usage.getBudgetState(this.ctx, tenant, runId);
+  }
+  async getTenantBudget(tenant: string): Promise<usageRules.TenantBudget> {
+    return usage.getTenantBudget(this.ctx, tenant);
+  }
+  async putTenantBudget(
+    tenant: string,
+    budget: usageRules.TenantBudget,
+  ): Promise<usageRules.TenantBudget> {
+    return usage.putTenantBudget(this.ctx, tenant, budget);
   }
 }
