@@ -327,6 +327,8 @@ export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
   | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
   | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
+  /** A delivery other than a run's result became due (an approval request). */
+  | { kind: 'delivery.due'; tenant: string; run_id: string }
   /**
    * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
    * connection came back), so every subscriber re-reads what it watches.
