@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { webhookBody } from '../src/channels/webhooks/send.ts';
 import type { StoreChange } from '../src/store/store.ts';
 import type { StoreFactory } from './store-conformance/harness.ts';
 import {
@@ -54,6 +55,12 @@ function suite(factory: StoreFactory): void {
     assert.equal(first?.payload.arguments, '{"value":"c1"}');
     assert.equal(first?.payload.step, 1);
     assert.equal(typeof first?.payload.expires_at, 'string');
+    // The webhook channel POSTs it as an approval request carrying the call.
+    const body = JSON.parse(webhookBody(first, TENANT, new Date(0)));
+    assert.equal(body.type, 'run.approval_requested');
+    assert.equal(body.data.approval.tool, 'sink_write');
+    assert.equal(body.data.approval.call_id, 'c1');
+    assert.equal(body.data.output, undefined);
     await store.ackDelivery(TENANT, first.delivery_id, {
       claim_token: first.claim_token,
       outcome: 'delivered',
