@@ -89,6 +89,10 @@ export interface ForkRunInput {
   /** The user entry the payload becomes (built by the runtime). */
   user_entry: EntryBody | null;
   fingerprint: string;
+  /** Dedup as for turns: a replay with the same fork answers its run (fingerprint). */
+  request_id?: string | null;
+  /** The tenant's queued-run quota, as for turns (`tenant_limits.queued_runs`). */
+  max_queued?: number | null;
 }
 
 export interface RunFilter {
