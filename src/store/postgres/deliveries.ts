@@ -28,7 +28,7 @@ import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
 
-/** Called by the finalization transaction; at most one delivery per run. */
+/** Called by the finalization transaction: the run's one `result` delivery. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
   await tx.count(
     `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,

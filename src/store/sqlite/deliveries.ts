@@ -27,7 +27,7 @@ import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
 
-/** Called by the finalization transaction; at most one delivery per run. */
+/** Called by the finalization transaction: the run's one `result` delivery. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
   ctx
     .sql(
