@@ -243,6 +243,9 @@ export interface ThreadSummary {
 
 export const DELIVERY_STATUSES = ['pending', 'claimed', 'delivered', 'failed', 'dead'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+/** `result`: the run's final output; `approval`: a call waiting for a person (docs/approvals.md). */
+export const DELIVERY_KINDS = ['result', 'approval'] as const;
+export type DeliveryKind = (typeof DELIVERY_KINDS)[number];
 
 export interface Delivery {
   delivery_id: string;
@@ -252,6 +255,9 @@ export interface Delivery {
   status: DeliveryStatus;
   attempt: number;
   idempotency_key: string;
+  kind: DeliveryKind;
+  /** The approval's call (kind `approval`); null for a result delivery. */
+  call_id: string | null;
   next_attempt_at: string;
   claim_expires_at: string | null;
   last_error: string | null;
@@ -263,6 +269,12 @@ export interface ClaimedDelivery {
   delivery_id: string;
   run_id: string;
   destination: string;
+  kind: DeliveryKind;
+  call_id: string | null;
+  /**
+   * kind `result`: the run's output. kind `approval`: the call to decide — `{call_id, tool,
+   * arguments, step, agent, scope, requested_at, expires_at}`.
+   */
   payload: JsonObject;
   attempt: number;
   claim_token: string;

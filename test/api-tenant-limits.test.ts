@@ -76,6 +76,33 @@ describe('per-tenant limits over HTTP', () => {
     assert.equal(runs.body.runs.length, 2);
   });
 
+  it('a fork counts against tenant_limits.queued_runs like a turn: 429, nothing written', async () => {
+    const server = await serverWith({ queued_runs: 2 });
+    servers.push(server);
+    const turn = (scope: string) => ({
+      body: { agent: 'assistant', scope, payload: { text: 'hi' } },
+    });
+    const source = await server.request('POST', '/v1/tenants/t1/turns', turn('src'));
+    // The source gets its user entry as a worker's claim would journal it.
+    const claimed = await server.store.claimNextRun({ owner: 'w', lease_ms: 60_000 });
+    assert.equal(claimed?.run.run_id, source.body.run_id);
+    const fence = { run_id: source.body.run_id as string, attempt: claimed?.run.attempt ?? 1 };
+    await server.store.appendProgress(fence, {
+      entries: [{ kind: 'user', body: { text: 'hi', payload: { text: 'hi' } } }],
+      steps: 0,
+      usage: { input_tokens: 0, output_tokens: 0, model_calls: 0, tool_calls: 0 },
+    });
+    const forkPath = `/v1/tenants/t1/runs/${source.body.run_id}/fork`;
+    assert.equal((await server.request('POST', forkPath, { body: { at_step: 0 } })).status, 202);
+    assert.equal((await server.request('POST', '/v1/tenants/t1/turns', turn('b'))).status, 202);
+    const refused = await server.request('POST', forkPath, { body: { at_step: 0 } });
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'RATE_LIMITED');
+    assert.match(refused.body.error.message, /queued_runs/);
+    const runs = await server.request('GET', '/v1/tenants/t1/runs');
+    assert.equal(runs.body.runs.length, 3, 'the source, one fork, one turn');
+  });
+
   it('past tenant_limits.schedules a new schedule is 403 QUOTA_EXCEEDED and writes nothing', async () => {
     const server = await serverWith({ schedules: 2 });
     servers.push(server);

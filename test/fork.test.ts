@@ -173,6 +173,42 @@ describe('fork', () => {
     assert.equal(afterwards.body.runs.length, before.body.runs.length);
   });
 
+  it('request_id: a replay is 200 with the first fork; another fork or a turn under it is 422', async () => {
+    const body = {
+      at_step: 0,
+      scope: 'fork-dedup',
+      payload: { text: '@reply again' },
+      request_id: 'fork-http-1',
+    };
+    const first = await fork(source, body);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.body.deduplicated, false);
+    const replay = await fork(source, body);
+    assert.equal(replay.status, 200, JSON.stringify(replay.body));
+    assert.equal(replay.body.deduplicated, true);
+    assert.equal(replay.body.run_id, first.body.run_id);
+    const other = await fork(source, { ...body, at_step: 1 });
+    assert.equal(other.status, 422);
+    assert.equal(other.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
+    const asTurn = await call(url(), 'POST', `/v1/tenants/${TENANT}/turns`, {
+      agent: 'a',
+      scope: 'fork-dedup',
+      payload: { text: 'hi' },
+      request_id: 'fork-http-1',
+    });
+    assert.equal(asTurn.status, 422);
+    assert.equal(asTurn.body.error.code, 'IDEMPOTENCY_KEY_REUSED');
+    // Without a scope the fork's scope is new each time, yet a replay still matches.
+    const unscoped = { at_step: 0, request_id: 'fork-http-2' };
+    const a = await fork(source, unscoped);
+    const b = await fork(source, unscoped);
+    assert.equal(a.status, 202);
+    assert.equal(b.status, 200);
+    assert.equal(b.body.run_id, a.body.run_id);
+    assert.equal(await waitTerminal(url(), a.body.run_id), 'succeeded');
+    assert.equal(await waitTerminal(url(), first.body.run_id), 'succeeded');
+  });
+
   it('a steered submit over HTTP answers with the running run and steered: true', async () => {
     const first = await call(url(), 'POST', `/v1/tenants/${TENANT}/turns`, {
       agent: 'a',

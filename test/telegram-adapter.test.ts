@@ -17,8 +17,9 @@ import {
   NON_TEXT_REPLY,
   REFUSED_REPLY,
 } from '../adapters/telegram/src/inbound.ts';
+import { ALREADY_DECIDED_REPLY, APPROVED_REPLY } from '../adapters/telegram/src/approvals.ts';
 import type { FakeBotApi } from './helpers/fake-bot-api.ts';
-import { BOT_USER, startFakeBotApi, textUpdate } from './helpers/fake-bot-api.ts';
+import { BOT_USER, buttonPress, startFakeBotApi, textUpdate } from './helpers/fake-bot-api.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -310,6 +311,74 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       fake.sent.filter((m) => m.chat_id === '700').map((m) => m.text),
       ['echo: survive the crash'],
     );
+  });
+
+  it('an approval shows Approve/Deny; a press decides it once; a second press is told so', async () => {
+    const agent = await call(
+      keelUrl,
+      'PUT',
+      `/v1/tenants/${TENANT}/agents/a`,
+      { model: 'fixture/echo', require_approval: ['calc_*'] },
+      tenantToken,
+    );
+    assert.equal(agent.status, 200, JSON.stringify(agent.body));
+    fake.push(textUpdate(1000, '@call calc_eval {"expression":"6*7"}\nwhat is 6*7'));
+    const question = await waitFor(
+      'the approval message',
+      () => fake.sent.find((m) => m.chat_id === '1000' && m.reply_markup) ?? null,
+      { timeoutMs: 30_000, everyMs: 20 },
+    );
+    assert.match(question.text, /calc_eval/);
+    assert.match(question.text, /6\*7/);
+    const buttons = question.reply_markup?.inline_keyboard[0] ?? [];
+    assert.deepEqual(
+      buttons.map((b) => b.text),
+      ['Approve', 'Deny'],
+    );
+    const messageId = fake.sent.indexOf(question) + 1;
+    fake.push(buttonPress(1000, messageId, buttons[0]?.callback_data ?? '', 'press-1'));
+    const answered = (id: string) =>
+      waitFor(
+        `the answer to ${id}`,
+        () => fake.callbackAnswers.find((a) => a.callback_query_id === id) ?? null,
+      );
+    assert.equal((await answered('press-1')).text, APPROVED_REPLY);
+    // A second press (here: Deny, after Approve) changes nothing.
+    fake.push(buttonPress(1000, messageId, buttons[1]?.callback_data ?? '', 'press-2'));
+    assert.equal((await answered('press-2')).text, ALREADY_DECIDED_REPLY);
+    assert.ok(fake.markupEdits.some((e) => e.chat_id === '1000' && e.message_id === messageId));
+    // The approved call ran and the run answered in the chat.
+    await waitFor('the answer after approval', () =>
+      fake.sent.some((m) => m.chat_id === '1000' && !m.reply_markup) ? true : null,
+    );
+    const deliveries = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:1000`,
+      undefined,
+      tenantToken,
+    );
+    const kinds = deliveries.body.deliveries.map((d: Json) => d.kind).sort();
+    assert.deepEqual(kinds, ['approval', 'result']);
+    const runId = deliveries.body.deliveries[0].run_id;
+    const approvals = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/runs/${runId}/approvals`,
+      undefined,
+      tenantToken,
+    );
+    assert.equal(approvals.body.approvals[0].status, 'approved');
+    assert.equal(approvals.body.approvals[0].note, 'by @ada in Telegram');
+    const trace = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/runs/${runId}/trace`,
+      undefined,
+      tenantToken,
+    );
+    const result = trace.body.events.find((e: Json) => e.type === 'tool.result');
+    assert.equal(result?.data.ok, true, JSON.stringify(result));
   });
 
   it('webhook mode: updates with the secret header become turns; a wrong secret is 401', async () => {

@@ -21,7 +21,8 @@ export async function claimDeliveriesWaiting(
   // Subscribe before the first claim so a run finishing in between is not missed.
   const unsubscribe = store.subscribe((change) => {
     if (
-      (change.kind === 'run.terminal' && change.tenant === tenant) ||
+      ((change.kind === 'run.terminal' || change.kind === 'delivery.due') &&
+        change.tenant === tenant) ||
       change.kind === 'store.resync'
     ) {
       pending = true;

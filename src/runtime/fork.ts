@@ -19,22 +19,27 @@ export interface ForkRequest {
   payload?: JsonObject | null;
   /** Absent: a new scope `fork:<new run id>` (an empty thread). */
   scope?: string | null;
+  /** As for turns: a replay of the same fork answers its run, a different one is a 409. */
+  request_id?: string | null;
+  /** The tenant's queued-run quota (`tenant_limits.queued_runs`); a fork counts like a turn. */
+  max_queued?: number | null;
 }
 
 export async function forkRun(
   store: Pick<RunBranchStore, 'forkRun'>,
   request: ForkRequest,
-): Promise<Run> {
+): Promise<{ run: Run; deduplicated: boolean }> {
   const runId = newRunId();
   const payload = request.payload ?? null;
   const scope = request.scope ?? `fork:${runId}`;
+  // The scope as asked for (not the generated default), so a replay fingerprints the same.
   const material = canonicalJson({
     fork_of: request.source_run_id,
     at_step: request.at_step,
-    scope,
+    scope: request.scope ?? null,
     payload,
   });
-  return store.forkRun({
+  const run = await store.forkRun({
     tenant: request.tenant,
     source_run_id: request.source_run_id,
     run_id: runId,
@@ -43,5 +48,9 @@ export async function forkRun(
     scope,
     user_entry: payload ? { kind: 'user', body: { text: userText(payload), payload } } : null,
     fingerprint: createHash('sha256').update(material).digest('hex'),
+    request_id: request.request_id ?? null,
+    max_queued: request.max_queued ?? null,
   });
+  // A replay answers the run made the first time, not the id drawn here.
+  return { run, deduplicated: run.run_id !== runId };
 }

@@ -21,7 +21,8 @@ export function steeredEntry(steer: PendingSteer): EntryBody {
 /**
  * The step boundary. true: turns were taken (the loop goes round again so the model
  * answers them). Fault point `steer.boundary_read` sits after a read that found none:
- * a turn steered from here until the run is finalized runs as the next run.
+ * a turn steered from here until the run is finalized runs as the next run;
+ * `steer.after_take` after a take that journaled some.
  */
 export async function takeSteeredTurns(
   journal: RunJournal,
@@ -29,6 +30,8 @@ export async function takeSteeredTurns(
 ): Promise<boolean> {
   const taken = await journal.takeSteers(steeredEntry);
   if (taken === 0) failpoints.hit('steer.boundary_read');
+  // After the take committed (the turns are the run's entries), before the model is asked.
+  else failpoints.hit('steer.after_take');
   return taken > 0;
 }
 

@@ -8,6 +8,7 @@ import type {
   Agent,
   AgentSpec,
   Delivery,
+  DeliveryKind,
   DeliveryStatus,
   JsonObject,
   RunEntry,
@@ -201,6 +202,9 @@ export interface DeliveryRow {
   last_error: string | null;
   created_at: number;
   updated_at: number;
+  kind: DeliveryKind;
+  call_id: string | null;
+  payload: string | null;
 }
 
 export function toDelivery(row: DeliveryRow): Delivery {
@@ -212,6 +216,8 @@ export function toDelivery(row: DeliveryRow): Delivery {
     status: row.status,
     attempt: row.attempt,
     idempotency_key: row.idempotency_key,
+    kind: row.kind,
+    call_id: row.call_id,
     next_attempt_at: iso(row.next_attempt_at),
     claim_expires_at: isoOrNull(row.claim_expires_at),
     last_error: row.last_error,

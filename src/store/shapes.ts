@@ -89,6 +89,10 @@ export interface ForkRunInput {
   /** The user entry the payload becomes (built by the runtime). */
   user_entry: EntryBody | null;
   fingerprint: string;
+  /** Dedup as for turns: a replay with the same fork answers its run (fingerprint). */
+  request_id?: string | null;
+  /** The tenant's queued-run quota, as for turns (`tenant_limits.queued_runs`). */
+  max_queued?: number | null;
 }
 
 export interface RunFilter {
@@ -327,6 +331,8 @@ export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
   | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
   | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
+  /** A delivery other than a run's result became due (an approval request). */
+  | { kind: 'delivery.due'; tenant: string; run_id: string }
   /**
    * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
    * connection came back), so every subscriber re-reads what it watches.

@@ -267,6 +267,20 @@ export const TOOL_CASES: ApprovalCase[] = [
   { point: 'tool.after_call', decision: 'approve', tool: 'sink_write' },
 ];
 
+/**
+ * On PostgreSQL (crash-approvals-postgres.test.ts): one kill at each point of an
+ * approval's life — requested, waiting (with the timeout), decision committed, tool
+ * running — and the paths where nothing may run (deny, timeout), kept to five cases so
+ * the file stays short.
+ */
+export const POSTGRES_CASES: ApprovalCase[] = [
+  { point: 'approval.request.after_commit', decision: 'approve', tool: 'sink_put' },
+  { point: 'approval.decide.after_commit', decision: 'approve', tool: 'sink_put' },
+  { point: 'tool.after_call', decision: 'approve', tool: 'sink_write' },
+  { point: 'approval.decide.after_commit', decision: 'deny', tool: 'sink_write' },
+  { point: 'waiting', decision: 'timeout', tool: 'sink_write' },
+];
+
 /** Kills before the commits, and deny / timeout (nothing may run). */
 export const DENY_CASES: ApprovalCase[] = [
   { point: 'approval.request.before_commit', decision: 'approve', tool: 'sink_put' },

@@ -12,6 +12,8 @@ export interface SentMessage {
   text: string;
   /** Date.now() when the request arrived (the delivery bench measures to it). */
   received_at: number;
+  /** The inline keyboard sent with it, if any. */
+  reply_markup?: { inline_keyboard: { text: string; callback_data?: string }[][] };
 }
 
 type Failure = { status: 429; retry_after: number } | { status: 500 | 502 };
@@ -34,6 +36,10 @@ export interface FakeBotApi {
   redeliver(updateId: number): void;
   /** The next sends answer these failures in order; `null` lets that send through. */
   failNextSends(...failures: (Failure | null)[]): void;
+  /** answerCallbackQuery calls: which button press was answered with what text. */
+  callbackAnswers: { callback_query_id: string; text: string | null }[];
+  /** editMessageReplyMarkup calls (the bot removing buttons). */
+  markupEdits: { chat_id: string; message_id: number }[];
   /** What the last setWebhook asked for (deleteWebhook clears it). */
   webhook: { url: string; secret_token: string | null } | null;
   /** POSTs an update to the registered webhook as Telegram does; `secret` overrides the header. */
@@ -83,6 +89,8 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
       queue.sort((a, b) => a.update_id - b.update_id);
       wakeAll();
     },
+    callbackAnswers: [],
+    markupEdits: [],
     webhook: null,
     async pushToWebhook(update, secret) {
       if (!fake.webhook) throw new Error('no webhook set');
@@ -170,6 +178,20 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
         fake.webhook = null;
         answer(response, 200, { ok: true, result: true });
         return;
+      case 'answerCallbackQuery':
+        fake.callbackAnswers.push({
+          callback_query_id: String(params.callback_query_id),
+          text: typeof params.text === 'string' ? params.text : null,
+        });
+        answer(response, 200, { ok: true, result: true });
+        return;
+      case 'editMessageReplyMarkup':
+        fake.markupEdits.push({
+          chat_id: String(params.chat_id),
+          message_id: Number(params.message_id),
+        });
+        answer(response, 200, { ok: true, result: true });
+        return;
       case 'sendChatAction':
         fake.chatActions += 1;
         answer(response, 200, { ok: true, result: true });
@@ -215,7 +237,14 @@ export async function startFakeBotApi(): Promise<FakeBotApi> {
           return;
         }
         const chatId = String(params.chat_id);
-        fake.sent.push({ chat_id: chatId, text, received_at: receivedAt });
+        fake.sent.push({
+          chat_id: chatId,
+          text,
+          received_at: receivedAt,
+          ...(params.reply_markup !== undefined && {
+            reply_markup: params.reply_markup as SentMessage['reply_markup'],
+          }),
+        });
         answer(response, 200, {
           ok: true,
           result: { message_id: fake.sent.length, date: 0, chat: { id: Number(chatId) }, text },
@@ -248,6 +277,30 @@ export function textUpdate(chatId: number, text: string, messageId = 1): Record<
       chat: { id: chatId, type: 'private', first_name: 'Ada' },
       from: { id: chatId, is_bot: false, first_name: 'Ada', username: 'ada' },
       text,
+    },
+  };
+}
+
+/** A press on an inline button of the bot's message `messageId` in a private chat. */
+export function buttonPress(
+  chatId: number,
+  messageId: number,
+  data: string,
+  id: string,
+): Record<string, unknown> {
+  return {
+    callback_query: {
+      id,
+      chat_instance: `ci${chatId}`,
+      data,
+      from: { id: chatId, is_bot: false, first_name: 'Ada', username: 'ada' },
+      message: {
+        message_id: messageId,
+        date: 0,
+        chat: { id: chatId, type: 'private', first_name: 'Ada' },
+        from: BOT_USER,
+        text: 'Approval needed',
+      },
     },
   };
 }

@@ -156,5 +156,44 @@ export function steeringSuite(factory: StoreFactory): void {
       assert.equal(replacedEntries.length, 1);
       assert.deepEqual(replacedEntries[0]?.body, { text: 'what if', payload: { text: 'what if' } });
     });
+
+    it('a fork dedups by request_id and counts against the queued-run quota, like a turn', async () => {
+      const { store } = await harness.fresh();
+      const { run } = await store.enqueueRun(turn());
+      const claimed = await claimOrFail(store);
+      await store.appendProgress(fenceOf(claimed), {
+        entries: [{ kind: 'user', body: { text: 'hello', payload: { text: 'hello' } } }],
+        steps: 0,
+        usage: usage(0),
+      });
+      const fork = (requestId: string | null, fingerprint: string, maxQueued: number | null) =>
+        store.forkRun({
+          tenant: TENANT,
+          source_run_id: run.run_id,
+          run_id: newRunId(),
+          at_step: 0,
+          payload: null,
+          scope: `forked-${fingerprint}`,
+          user_entry: null,
+          fingerprint,
+          request_id: requestId,
+          max_queued: maxQueued,
+        });
+      const first = await fork('fork-1', 'f', 2);
+      const replay = await fork('fork-1', 'f', 2);
+      assert.equal(replay.run_id, first.run_id, 'a replay answers the first fork');
+      await rejectsWith(fork('fork-1', 'other', 2), 'IDEMPOTENCY_KEY_REUSED');
+      // A request_id a turn used is not a fork's.
+      await store.enqueueRun(turn({ scope: 's9', request_id: 'turn-1' }));
+      await rejectsWith(fork('turn-1', 'f', null), 'IDEMPOTENCY_KEY_REUSED');
+      // Two queued runs now (the first fork and the turn): a quota of 2 refuses a third.
+      await rejectsWith(fork(null, 'g', 2), 'RATE_LIMITED');
+      await rejectsWith(fork('fork-2', 'g', 2), 'RATE_LIMITED');
+      const queued = await store.listRuns(TENANT, { status: 'queued' }, 10);
+      assert.equal(queued.items.length, 2, 'a refused fork wrote nothing');
+      // The replay of an existing fork is answered even with the queue full.
+      assert.equal((await fork('fork-1', 'f', 2)).run_id, first.run_id);
+      assert.equal((await fork(null, 'g', 3)).status, 'queued');
+    });
   });
 }

@@ -5,6 +5,9 @@ export interface ClaimedDelivery {
   delivery_id: string;
   run_id: string;
   destination: string;
+  /** `result`: the run's answer; `approval`: a call waiting for a person (payload: the call). */
+  kind: 'result' | 'approval';
+  call_id: string | null;
   payload: Record<string, unknown>;
   attempt: number;
   claim_token: string;
@@ -102,6 +105,26 @@ export class KeelClient {
       if (error instanceof KeelCallError && error.code === 'THREAD_NOT_FOUND') return;
       throw error;
     }
+  }
+
+  /** The run's approvals (call_id, tool, status, …). */
+  async listRunApprovals(runId: string): Promise<{ call_id: string; status: string }[]> {
+    const body = await this.call('GET', `/runs/${encodeURIComponent(runId)}/approvals`, undefined);
+    return body.approvals as { call_id: string; status: string }[];
+  }
+
+  /** Records a decision; a call decided already is a KeelCallError with status 409. */
+  async decideApproval(
+    runId: string,
+    callId: string,
+    decision: 'approve' | 'deny',
+    note: string,
+  ): Promise<void> {
+    await this.call(
+      'POST',
+      `/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(callId)}`,
+      { decision, note },
+    );
   }
 
   async claim(

@@ -4,6 +4,7 @@
 
 import { Bot } from 'grammy';
 import { ConfigError, loadAdapterConfig } from './config.ts';
+import { installApprovalButtons } from './approvals.ts';
 import { installInbound } from './inbound.ts';
 import { KeelClient } from './keel-client.ts';
 import { Outbound } from './outbound.ts';
@@ -27,6 +28,7 @@ async function main(): Promise<number> {
   const keel = new KeelClient(config.keelUrl, config.keelToken, config.tenant);
   const bot = new Bot(config.botToken, { client: { apiRoot: config.apiRoot } });
   installInbound(bot, keel, config.agent);
+  installApprovalButtons(bot, keel);
   await bot.init();
   const stop = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,6 +1,7 @@
 // keel → Telegram: claims `tg:` deliveries with a long poll (keel wakes the claim when a
 // run finalizes: no sleep-polling here), sends the answer as plain text (no parse_mode,
-// so nothing needs Markdown escaping) in parts of at most 4096 characters, and acks.
+// so nothing needs Markdown escaping) in parts of at most 4096 characters, and acks. An
+// approval delivery is one message with Approve/Deny buttons (approvals.ts).
 // A 429 is waited out (retry_after) in place so the parts stay in order; a 5xx or a
 // network error acks `retry` (keel backs off); any other refusal acks `failed`.
 // Parts already sent of a delivery are remembered in this process, so a retry continues
@@ -12,6 +13,7 @@ import type { AckOutcome, ClaimedDelivery, KeelClient } from './keel-client.ts';
 import type { GrammySignal } from './polling.ts';
 import { pause } from './polling.ts';
 import { splitMessage } from './split.ts';
+import { approvalKeyboard, approvalText } from './approvals.ts';
 
 export interface OutboundOptions {
   waitMs: number;
@@ -75,11 +77,18 @@ export class Outbound {
     if (!/^-?\d+$/.test(chatId)) {
       return { outcome: 'failed', error: `not a Telegram chat id: ${delivery.destination}` };
     }
-    const parts = splitMessage(answerText(delivery.payload));
+    // An approval is one message with Approve/Deny buttons (approvals.ts).
+    const approval = delivery.kind === 'approval' && delivery.call_id !== null;
+    const parts = approval
+      ? [approvalText(delivery.payload)]
+      : splitMessage(answerText(delivery.payload));
+    const extra = approval
+      ? { reply_markup: approvalKeyboard(delivery.run_id, delivery.call_id ?? '') }
+      : undefined;
     let next = this.sentParts.get(delivery.delivery_id) ?? 0;
     while (next < parts.length) {
       try {
-        await this.api.sendMessage(chatId, parts[next] ?? '', undefined, signal as GrammySignal);
+        await this.api.sendMessage(chatId, parts[next] ?? '', extra, signal as GrammySignal);
         next += 1;
         this.sentParts.set(delivery.delivery_id, next);
       } catch (error) {

@@ -4,7 +4,13 @@
 import { z } from 'zod';
 import { forkRun } from '../../runtime/fork.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { jsonObjectSchema, nameSchema, runStatusSchema, scopeSchema } from '../schemas.ts';
+import {
+  jsonObjectSchema,
+  nameSchema,
+  requestIdSchema,
+  runStatusSchema,
+  scopeSchema,
+} from '../schemas.ts';
 import type { RunBranchStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<Pick<RunBranchStore, 'forkRun'>>;
@@ -23,6 +29,9 @@ const forkBodySchema = z
       .describe('keep the user entry and the first at_step model steps with their tool results'),
     payload: jsonObjectSchema.optional().describe("replaces the run's user message"),
     scope: scopeSchema.optional().describe('default: a new scope fork:<new run id>'),
+    request_id: requestIdSchema
+      .optional()
+      .describe('dedup as for turns: a replay answers the first fork (200, deduplicated)'),
   })
   .describe('a fork');
 
@@ -32,6 +41,7 @@ const forkResponseSchema = z.object({
   status: runStatusSchema,
   forked_from: z.string(),
   at_step: z.int(),
+  deduplicated: z.boolean(),
 });
 
 export function forkRoutes(app: ZodApp, deps: Deps): void {
@@ -43,24 +53,27 @@ export function forkRoutes(app: ZodApp, deps: Deps): void {
         tags: ['runs'],
         params: forkParams,
         body: forkBodySchema,
-        response: { 202: forkResponseSchema },
+        response: { 200: forkResponseSchema, 202: forkResponseSchema },
       },
     },
     async (request, reply) => {
       const { tenant, id } = request.params;
-      const run = await forkRun(deps.store, {
+      const { run, deduplicated } = await forkRun(deps.store, {
         tenant,
         source_run_id: id,
         at_step: request.body.at_step,
         payload: request.body.payload ?? null,
         scope: request.body.scope ?? null,
+        request_id: request.body.request_id ?? null,
+        max_queued: deps.config.tenant_limits.queued_runs,
       });
-      return reply.code(202).send({
+      return reply.code(deduplicated ? 200 : 202).send({
         run_id: run.run_id,
         scope: run.scope,
         status: run.status,
         forked_from: id,
         at_step: request.body.at_step,
+        deduplicated,
       });
     },
   );

@@ -19,8 +19,27 @@ export interface SendSettings {
   timeout_ms: number;
 }
 
-/** The body keel POSTs: Standard Webhooks' {type, timestamp, data} envelope. */
+/**
+ * The body keel POSTs: Standard Webhooks' {type, timestamp, data} envelope. A run's
+ * result is `run.output` with `output`; an approval request is `run.approval_requested`
+ * with `approval` (call_id, tool, arguments, …), decided with POST
+ * T/runs/:run_id/approvals/:call_id.
+ */
 export function webhookBody(delivery: ClaimedDelivery, tenant: string, now: Date): string {
+  if (delivery.kind === 'approval') {
+    return JSON.stringify({
+      type: 'run.approval_requested',
+      timestamp: now.toISOString(),
+      data: {
+        tenant,
+        run_id: delivery.run_id,
+        delivery_id: delivery.delivery_id,
+        destination: delivery.destination,
+        attempt: delivery.attempt,
+        approval: delivery.payload,
+      },
+    });
+  }
   return JSON.stringify({
     type: 'run.output',
     timestamp: now.toISOString(),

@@ -119,6 +119,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     start() {
       unsubscribe = store.subscribe((change) => {
         if (change.kind === 'run.terminal' && change.status === 'succeeded') wake(change.tenant);
+        if (change.kind === 'delivery.due') wake(change.tenant);
         if (change.kind === 'store.resync') void wakeAll();
       });
       sweep = setInterval(() => void wakeAll(), SWEEP_MS);

@@ -25,6 +25,7 @@ import type {
   Fence,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
+import { insertApprovalDelivery } from './deliveries.ts';
 import { appendEvent, appendEvents } from './trace.ts';
 
 export async function requestApproval(
@@ -33,10 +34,16 @@ export async function requestApproval(
   request: ApprovalRequest,
 ): Promise<Approval> {
   const approval = await ctx.write(async (tx) => {
-    const run = await tx.one<{ tenant: string; agent: string; scope: string; run_id: string }>(
+    const run = await tx.one<{
+      tenant: string;
+      agent: string;
+      scope: string;
+      run_id: string;
+      delivery_destination: string | null;
+    }>(
       `UPDATE runs SET status = 'waiting', lease_owner = NULL, lease_expires_at = NULL
        WHERE run_id = $1 AND status = 'running' AND attempt = $2
-       RETURNING tenant, agent, scope, run_id`,
+       RETURNING tenant, agent, scope, run_id, delivery_destination`,
       [fence.run_id, fence.attempt],
     );
     if (!run) throw leaseLost(fence);
@@ -48,8 +55,12 @@ export async function requestApproval(
       values,
     );
     await appendEvents(tx, run, requestedEvents(fence, request, values[9] as number | null));
+    const approval = toApproval(row as ApprovalRow);
+    if (run.delivery_destination !== null) {
+      await insertApprovalDelivery(tx, approval, run.delivery_destination);
+    }
     ctx.failpoints.hit('approval.request.before_commit');
-    return toApproval(row as ApprovalRow);
+    return approval;
   });
   ctx.failpoints.hit('approval.request.after_commit');
   return approval;

@@ -76,7 +76,9 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
     if (typeof origin !== 'string' || typeof tenant !== 'string' || typeof runId !== 'string') {
       return null;
     }
-    if (kind === 'run.queued') return { origin, change: { kind, tenant, run_id: runId } };
+    if (kind === 'run.queued' || kind === 'delivery.due') {
+      return { origin, change: { kind, tenant, run_id: runId } };
+    }
     if (kind === 'run.event' && typeof extra === 'number') {
       return { origin, change: { kind, tenant, run_id: runId, seq: extra } };
     }

@@ -5,6 +5,8 @@
 
 import {
   ackTransition,
+  approvalDeliveryChange,
+  approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
   claimExpired,
@@ -13,14 +15,20 @@ import {
 } from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
-import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
+import type {
+  Approval,
+  DeliveryAckInput,
+  DeliveryClaimInput,
+  DeliveryFilter,
+  Page,
+} from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
 import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
 
-/** Called by the finalization transaction; at most one delivery per run. */
+/** Called by the finalization transaction: the run's one `result` delivery. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
   await tx.count(
     `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
@@ -36,6 +44,23 @@ export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
       tx.now,
     ],
   );
+}
+
+/** Called by the approval request's transaction when the turn has a destination. */
+export async function insertApprovalDelivery(
+  tx: Tx,
+  approval: Approval,
+  destination: string,
+): Promise<void> {
+  const [key, callId, payload] = approvalDeliveryValues(approval);
+  const inserted = await tx.count(
+    `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
+       idempotency_key, next_attempt_at, created_at, updated_at, kind, call_id, payload)
+     VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6, 'approval', $7, $8)
+     ON CONFLICT DO NOTHING`,
+    [newId(), approval.tenant, approval.run_id, destination, key, tx.now, callId, payload],
+  );
+  if (inserted > 0) tx.changes.push(approvalDeliveryChange(approval.tenant, approval.run_id));
 }
 
 /** A byte-prefix test without LIKE (a prefix may contain % or _). */

@@ -7,7 +7,8 @@
 // winner commits, finds it gone or no longer queued, and skips it.
 
 import { leaseLost } from '../rules/run-writes.ts';
-import { newRunValues, queuedChange } from '../rules/runs.ts';
+import { newRunValues, queuedChange, replayOf } from '../rules/runs.ts';
+import { queueFullError, queueIsFull } from '../rules/tenant-fairness.ts';
 import {
   firstUserSeq,
   forkCut,
@@ -144,6 +145,19 @@ export async function takeSteers(
   });
 }
 
+/** The tenant's queued-run quota (tenant_limits.queued_runs), checked as an enqueue does. */
+async function requireQueueRoom(tx: Tx, tenant: string, maxQueued: number | null): Promise<void> {
+  if (maxQueued === null) return;
+  // One tenant's enqueues and forks take turns here, so the count stays exact until commit.
+  await tx.one("SELECT pg_advisory_xact_lock(hashtext('queued:' || $1))", [tenant]);
+  const counted = await tx.one<{ queued: number }>(
+    `SELECT count(*)::int AS queued FROM (SELECT 1 FROM runs
+       WHERE tenant = $1 AND status = 'queued' LIMIT $2) AS q`,
+    [tenant, maxQueued],
+  );
+  if (queueIsFull(counted?.queued ?? 0, maxQueued)) throw queueFullError(tenant, maxQueued);
+}
+
 export async function forkRun(ctx: PgContext, input: ForkRunInput): Promise<Run> {
   return ctx.write(async (tx) => {
     const source = await runRow(tx, input.source_run_id);
@@ -159,11 +173,28 @@ export async function forkRun(ctx: PgContext, input: ForkRunInput): Promise<Run>
       scope: input.scope,
       source: 'api',
       input: input.payload ?? parseJson<JsonObject>(source.input),
-      request_id: null,
+      request_id: input.request_id ?? null,
       fingerprint: input.fingerprint,
       delivery: null,
       on_busy: 'enqueue',
     };
+    // A fork is submitted like a turn: its request_id dedups, the queue quota counts it.
+    if (enqueue.request_id !== null) {
+      await tx.one("SELECT pg_advisory_xact_lock(hashtext('request:' || $1 || ':' || $2))", [
+        enqueue.tenant,
+        enqueue.request_id,
+      ]);
+      const existing = await tx.one<RunRow>(
+        'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
+        [enqueue.tenant, enqueue.request_id],
+      );
+      if (existing) {
+        return ((await steerReplay(tx, enqueue, existing)) ?? replayOf(existing, enqueue)).run;
+      }
+      const steered = await steerReplay(tx, enqueue, undefined);
+      if (steered) return steered.run;
+    }
+    await requireQueueRoom(tx, enqueue.tenant, input.max_queued ?? null);
     const row = (await tx.one<RunRow>(
       `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
          delivery_destination, status, usage, created_at)

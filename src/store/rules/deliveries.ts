@@ -6,6 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { KeelError } from '../../errors.ts';
 import type { ClaimedDelivery, Delivery, JsonObject } from '../../types.ts';
+import type { Approval, StoreChange } from '../shapes.ts';
 import { iso, parseJson } from '../rows.ts';
 import type { DeliveryRow } from '../rows.ts';
 import type { DeliveryAckInput } from '../store.ts';
@@ -40,11 +41,15 @@ export function claimedDelivery(
   token: string,
   expiresAt: number,
 ): ClaimedDelivery {
+  // An approval delivery hands out the call it asks about; a result delivery the output.
+  const payload = row.kind === 'approval' ? row.payload : row.run_output;
   return {
     delivery_id: row.delivery_id,
     run_id: row.run_id,
     destination: row.destination,
-    payload: row.run_output === null ? {} : parseJson<JsonObject>(row.run_output),
+    kind: row.kind,
+    call_id: row.call_id,
+    payload: payload === null ? {} : parseJson<JsonObject>(payload),
     attempt: row.attempt + 1,
     claim_token: token,
     claim_expires_at: iso(expiresAt),
@@ -106,4 +111,38 @@ export function retryTransition(row: DeliveryRow | undefined, deliveryId: string
     throw new KeelError('DELIVERY_NOT_DEAD', `delivery ${deliveryId} is ${row.status}, not dead`);
   }
   return row;
+}
+
+/** The outbox row of the run's final output: one per run. */
+export function resultIdempotencyKey(runId: string): string {
+  return `run:${runId}:delivery`;
+}
+
+/**
+ * The outbox row an approval request leaves when its turn has a delivery destination
+ * (docs/approvals.md): one per (run, call), written in the request's transaction, so a
+ * channel can show the call with Approve/Deny. Values in the column order both backends
+ * insert: idempotency_key, call_id, payload.
+ */
+export function approvalDeliveryValues(approval: Approval): [string, string, string] {
+  const payload = {
+    call_id: approval.call_id,
+    tool: approval.tool,
+    arguments: approval.arguments,
+    step: approval.step,
+    agent: approval.agent,
+    scope: approval.scope,
+    requested_at: approval.requested_at,
+    expires_at: approval.expires_at,
+  };
+  return [
+    `run:${approval.run_id}:approval:${approval.call_id}`,
+    approval.call_id,
+    JSON.stringify(payload),
+  ];
+}
+
+/** Wakes claim long polls and the webhook worker: an approval delivery is due now. */
+export function approvalDeliveryChange(tenant: string, runId: string): StoreChange {
+  return { kind: 'delivery.due', tenant, run_id: runId };
 }

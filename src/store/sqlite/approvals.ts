@@ -24,6 +24,7 @@ import type {
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import { insertApprovalDelivery } from './deliveries.ts';
 import { appendEvent } from './trace.ts';
 
 function approvalRow(ctx: StoreContext, runId: string, callId: string): ApprovalRow | undefined {
@@ -41,10 +42,17 @@ export function requestApproval(
     const run = ctx
       .sql(
         `UPDATE runs SET status = 'waiting', lease_owner = NULL, lease_expires_at = NULL
-         WHERE run_id = ? AND status = 'running' AND attempt = ? RETURNING tenant, agent, scope, run_id`,
+         WHERE run_id = ? AND status = 'running' AND attempt = ? RETURNING tenant, agent, scope, run_id, delivery_destination`,
       )
       .get(fence.run_id, fence.attempt) as
-      { tenant: string; agent: string; scope: string; run_id: string } | undefined;
+      | {
+          tenant: string;
+          agent: string;
+          scope: string;
+          run_id: string;
+          delivery_destination: string | null;
+        }
+      | undefined;
     if (!run) throw leaseLost(fence);
     const values = approvalValues(fence, run, request, now);
     ctx
@@ -58,8 +66,14 @@ export function requestApproval(
     for (const event of requestedEvents(fence, request, expiresAt)) {
       appendEvent(ctx, changes, run, event.type, event.data, now);
     }
+    const approval = toApproval(
+      approvalRow(ctx, fence.run_id, request.call.call_id) as ApprovalRow,
+    );
+    if (run.delivery_destination !== null) {
+      insertApprovalDelivery(ctx, changes, approval, run.delivery_destination, now);
+    }
     ctx.failpoints.hit('approval.request.before_commit');
-    return toApproval(approvalRow(ctx, fence.run_id, request.call.call_id) as ApprovalRow);
+    return approval;
   });
   ctx.afterCommit(() => ctx.failpoints.hit('approval.request.after_commit'));
   return approval;

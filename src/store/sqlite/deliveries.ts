@@ -3,6 +3,8 @@
 
 import {
   ackTransition,
+  approvalDeliveryChange,
+  approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
   claimExpired,
@@ -11,14 +13,21 @@ import {
 } from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
-import type { DeliveryAckInput, DeliveryClaimInput, DeliveryFilter, Page } from '../store.ts';
+import type {
+  Approval,
+  DeliveryAckInput,
+  DeliveryClaimInput,
+  DeliveryFilter,
+  Page,
+  StoreChange,
+} from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
 
-/** Called by the finalization transaction; at most one delivery per run. */
+/** Called by the finalization transaction: the run's one `result` delivery. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
   ctx
     .sql(
@@ -37,6 +46,37 @@ export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number
       now,
       now,
     );
+}
+
+/** Called by the approval request's transaction when the turn has a destination. */
+export function insertApprovalDelivery(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  approval: Approval,
+  destination: string,
+  now: number,
+): void {
+  const [key, callId, payload] = approvalDeliveryValues(approval);
+  const inserted = ctx
+    .sql(
+      `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
+         idempotency_key, next_attempt_at, created_at, updated_at, kind, call_id, payload)
+       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, 'approval', ?, ?)
+       ON CONFLICT DO NOTHING`,
+    )
+    .run(
+      newId(),
+      approval.tenant,
+      approval.run_id,
+      destination,
+      key,
+      now,
+      now,
+      now,
+      callId,
+      payload,
+    );
+  if (inserted.changes > 0) changes.push(approvalDeliveryChange(approval.tenant, approval.run_id));
 }
 
 function prefixClause(

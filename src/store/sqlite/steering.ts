@@ -6,7 +6,8 @@
 // the row's status from 'queued' and SQLite runs one write transaction at a time.
 
 import { leaseLost } from '../rules/run-writes.ts';
-import { newRunValues, queuedChange } from '../rules/runs.ts';
+import { newRunValues, queuedChange, replayOf } from '../rules/runs.ts';
+import { queueFullError, queueIsFull } from '../rules/tenant-fairness.ts';
 import {
   firstUserSeq,
   forkCut,
@@ -148,6 +149,18 @@ export function takeSteers(
   });
 }
 
+/** The tenant's queued-run quota (tenant_limits.queued_runs), checked as an enqueue does. */
+function requireQueueRoom(ctx: StoreContext, tenant: string, maxQueued: number | null): void {
+  if (maxQueued === null) return;
+  const { queued } = ctx
+    .sql(
+      `SELECT COUNT(*) AS queued FROM (SELECT 1 FROM runs INDEXED BY runs_queued_by_tenant
+         WHERE tenant = ? AND status = 'queued' LIMIT ?)`,
+    )
+    .get(tenant, maxQueued) as { queued: number };
+  if (queueIsFull(queued, maxQueued)) throw queueFullError(tenant, maxQueued);
+}
+
 export function forkRun(ctx: StoreContext, input: ForkRunInput): Run {
   return ctx.write((changes) => {
     const source = runRow(ctx, input.source_run_id);
@@ -165,11 +178,21 @@ export function forkRun(ctx: StoreContext, input: ForkRunInput): Run {
       scope: input.scope,
       source: 'api',
       input: runInput,
-      request_id: null,
+      request_id: input.request_id ?? null,
       fingerprint: input.fingerprint,
       delivery: null,
       on_busy: 'enqueue',
     };
+    // A fork is submitted like a turn: its request_id dedups, the queue quota counts it.
+    if (enqueue.request_id !== null) {
+      const existing = ctx
+        .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
+        .get(enqueue.tenant, enqueue.request_id) as RunRow | undefined;
+      if (existing) return (steerReplay(ctx, enqueue, existing) ?? replayOf(existing, enqueue)).run;
+      const steered = steerReplay(ctx, enqueue, undefined);
+      if (steered) return steered.run;
+    }
+    requireQueueRoom(ctx, enqueue.tenant, input.max_queued ?? null);
     ctx
       .sql(
         `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
