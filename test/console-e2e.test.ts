@@ -297,6 +297,72 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     assert.deepEqual(found, []);
   });
 
+  it('agents, schedules and WebAssembly tools views follow API writes live, without a reload', async () => {
+    await acme.goto(`${keel.url}/#/agents`);
+    await acme.click('button:has-text("helper")');
+    const editor = acme.locator('textarea#agent-helper');
+    await editor.waitFor();
+    // A reload would drop this marker: everything below must arrive in the same document.
+    await acme.evaluate('window.keelSameDocument = true');
+    const timings: string[] = [];
+    async function live(label: string, write: () => Promise<number>, seen: () => Promise<unknown>) {
+      const started = Date.now();
+      assert.ok([200, 201, 204].includes(await write()), label);
+      await seen();
+      timings.push(`${label} ${Date.now() - started} ms`);
+    }
+    await live(
+      'agent added',
+      async () =>
+        (await call('PUT', '/v1/tenants/acme/agents/live-added', { model: 'fixture/echo' })).status,
+      () => acme.waitForSelector('button:has-text("live-added")'),
+    );
+    // The open, unedited editor takes the new definition.
+    await live(
+      'open agent changed',
+      async () =>
+        (
+          await call('PUT', '/v1/tenants/acme/agents/helper', {
+            model: 'fixture/echo',
+            allowed_families: ['clock', 'calc'],
+            max_steps: 7,
+          })
+        ).status,
+      () =>
+        waitFor('editor follows', async () =>
+          (await editor.inputValue()).includes('"max_steps": 7'),
+        ),
+    );
+    await acme.click('nav a[href="#/schedules"]');
+    const row = acme.locator('tr:has-text("hourly")');
+    await row.locator('button:text("Disable")').waitFor();
+    await live(
+      'schedule disabled',
+      async () =>
+        (
+          await call('PUT', '/v1/tenants/acme/schedules/hourly', {
+            agent: 'helper',
+            scope: 'cron',
+            every_ms: 3_600_000,
+            payload: { text: 'tick' },
+            enabled: false,
+          })
+        ).status,
+      () => row.locator('button:text("Enable")').waitFor(),
+    );
+    await acme.click('nav a[href="#/wasm"]');
+    const tool = acme.locator('section[aria-label="WebAssembly tool echo"]');
+    await tool.waitFor();
+    await live(
+      'wasm tool removed',
+      async () => (await call('DELETE', '/v1/tenants/acme/wasm-tools/echo')).status,
+      () => tool.waitFor({ state: 'detached' }),
+    );
+    await acme.waitForSelector('main :text("No WebAssembly tools registered.")');
+    console.log(`live views: ${timings.join(', ')} (API write → shown, no reload)`);
+    assert.equal(await acme.evaluate('window.keelSameDocument'), true, 'the page never reloaded');
+  });
+
   it('transfers at most 150 KB compressed on first load', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

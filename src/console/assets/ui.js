@@ -73,6 +73,16 @@ export function useChanges(feed, onChange, accept = () => true) {
   }, [feed]);
 }
 
+/**
+ * A `useChanges` filter: `resource.changed` about one of `resources` (agent, schedule,
+ * delivery, mcp_server, wasm_tool).
+ * @param {...string} resources
+ * @returns {(type: string, data: any) => boolean}
+ */
+export function resourceIs(...resources) {
+  return (type, data) => type === 'resource.changed' && resources.includes(data?.resource);
+}
+
 /** Loading / error / empty around a view's content. */
 export function Loaded({ state, empty, children }) {
   if (state.status === 'error' && state.data === null) {

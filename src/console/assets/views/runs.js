@@ -32,7 +32,7 @@ export function RunsView({ tenant, feed }) {
       ),
     [tenant, filter, pager.cursor],
   );
-  useChanges(feed, state.reload, (type) => type !== 'run.event');
+  useChanges(feed, state.reload, (type) => type === 'run.queued' || type === 'run.terminal');
   const set = (/** @type {string} */ key) => (/** @type {any} */ e) => {
     pager.reset();
     setFilter({ ...filter, [key]: e.currentTarget.value });

@@ -7,6 +7,7 @@ import {
   Loaded,
   Pager,
   html,
+  resourceIs,
   useChanges,
   useLoad,
   usePager,
@@ -42,7 +43,12 @@ export function SchedulesView({ tenant, feed }) {
       }),
     [tenant, pager.cursor],
   );
-  useChanges(feed, state.reload, (type) => type === 'run.queued');
+  const scheduleChanged = resourceIs('schedule', 'agent');
+  useChanges(
+    feed,
+    state.reload,
+    (type, data) => type === 'run.queued' || scheduleChanged(type, data),
+  );
   const [problem, setProblem] = useState(/** @type {unknown} */ (null));
   const [note, setNote] = useState('');
   const schedules = state.data?.schedules ?? [];
