@@ -20,6 +20,8 @@ export interface Metrics {
   readonly deliveriesByStatus: Gauge<'status'>;
   readonly liveDeltasDropped: Counter;
   readonly schedulesDueWithoutScheduler: Gauge;
+  readonly oldestQueuedAge: Gauge;
+  readonly schedulesFailing: Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -101,6 +103,16 @@ export function createMetrics(): Metrics {
     schedulesDueWithoutScheduler: new Gauge({
       name: 'keel_schedules_due_without_scheduler',
       help: 'Enabled schedules overdue while no scheduler has run recently (0 = fine)',
+      registers,
+    }),
+    oldestQueuedAge: new Gauge({
+      name: 'keel_oldest_queued_age_seconds',
+      help: 'How long the oldest queued run has waited, 0 when none is queued (refreshed on scrape)',
+      registers,
+    }),
+    schedulesFailing: new Gauge({
+      name: 'keel_schedules_failing',
+      help: 'Schedules whose last fire recorded an error (refreshed on scrape)',
       registers,
     }),
   };
