@@ -57,6 +57,7 @@ function changeFeed(/** @type {string} */ tenant) {
   };
 }
 
+/** @param {{onSignedIn: (who: any) => void, problem: unknown}} props */
 function SignIn({ onSignedIn, problem }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(problem);
@@ -94,6 +95,7 @@ function SignIn({ onSignedIn, problem }) {
   </main>`;
 }
 
+/** @param {{tenant: string | null, onPick: (name: string) => void}} props */
 function TenantPicker({ tenant, onPick }) {
   const [tenants, setTenants] = useState(/** @type {string[] | null} */ (null));
   useEffect(() => {
@@ -114,6 +116,7 @@ function TenantPicker({ tenant, onPick }) {
   >`;
 }
 
+/** @param {{who: {kind: 'admin' | 'tenant', tenant: string | null}, signOut: () => void}} props */
 function Shell({ who, signOut }) {
   const [route, setRoute] = useState(parseHash);
   const [tenant, setTenant] = useState(who.tenant ?? session.tenant());

@@ -16,6 +16,9 @@ function definitionOf(/** @type {any} */ agent) {
   return JSON.stringify(copy, null, 2);
 }
 
+/**
+ * @param {{tenant: string, agent: any, onSaved: () => void, feed: import('../ui.js').ChangeFeed}} props
+ */
 function Editor({ tenant, agent, onSaved, feed }) {
   const stored = definitionOf(agent);
   const [text, setText] = useState(stored);
@@ -95,6 +98,7 @@ function Editor({ tenant, agent, onSaved, feed }) {
   </section>`;
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function AgentsView({ tenant, feed }) {
   const state = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
   useChanges(feed, state.reload, resourceIs('agent'));

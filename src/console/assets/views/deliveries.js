@@ -18,6 +18,7 @@ import {
 
 const STATUSES = ['pending', 'claimed', 'delivered', 'failed', 'dead'];
 
+/** @param {import('../ui.js').ViewProps} props */
 export function DeliveriesView({ tenant, feed }) {
   const [status, setStatus] = useState('');
   const pager = usePager();

@@ -5,6 +5,7 @@
 import { api, tenantPath } from '../api.js';
 import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
 
+/** @param {import('../ui.js').ViewProps} props */
 export function McpView({ tenant, feed }) {
   const state = useLoad((signal) => api.get(tenantPath(tenant, '/mcp'), { signal }), [tenant]);
   useChanges(feed, state.reload, resourceIs('mcp_server'));

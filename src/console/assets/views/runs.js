@@ -18,6 +18,7 @@ const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const SOURCES = ['api', 'schedule'];
 const PAGE = 50;
 
+/** @param {import('../ui.js').ViewProps} props */
 export function RunsView({ tenant, feed }) {
   const [filter, setFilter] = useState({ agent: '', scope: '', status: '', source: '' });
   const pager = usePager();

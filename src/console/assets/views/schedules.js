@@ -34,6 +34,7 @@ function bodyOf(/** @type {any} */ s, /** @type {boolean} */ enabled) {
   };
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function SchedulesView({ tenant, feed }) {
   const pager = usePager();
   const state = useLoad(

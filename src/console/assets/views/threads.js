@@ -3,6 +3,9 @@
 import { api, query, tenantPath } from '../api.js';
 import { Loaded, Pager, html, useChanges, useLoad, usePager, useState, when } from '../ui.js';
 
+/**
+ * @param {{tenant: string, agent: string, scope: string, feed: import('../ui.js').ChangeFeed}} props
+ */
 function Conversation({ tenant, agent, scope, feed }) {
   const state = useLoad(
     (signal) =>
@@ -32,6 +35,7 @@ function Conversation({ tenant, agent, scope, feed }) {
   </section>`;
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function ThreadsView({ tenant, feed }) {
   const agents = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
   const [agent, setAgent] = useState('');

@@ -9,6 +9,7 @@ import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
 const size = (bytes) =>
   bytes >= 1024 * 1024 ? `${(bytes / 1048576).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 
+/** @param {import('../ui.js').ViewProps} props */
 export function WasmView({ tenant, feed }) {
   const state = useLoad(
     (signal) => api.get(tenantPath(tenant, '/wasm-tools'), { signal }),
