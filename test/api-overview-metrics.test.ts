@@ -2,6 +2,7 @@
 // with a queued run waiting and a failing schedule, `GET /v1/overview` and the gauges
 // `keel_queue_depth`, `keel_oldest_queued_age_seconds`, `keel_schedules_failing` and
 // `keel_deliveries{status="dead"}` agree, and fall back together when the backlog clears.
+// Also the console's sign-in probe, GET /v1/whoami, with each kind of token and tokenless.
 
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -90,5 +91,37 @@ describe('overview figures and /metrics agree', () => {
     assert.equal(cleared.overview.oldest_queued_age_ms, null);
     assert.equal(cleared.metrics.oldest_queued_age_s, 0);
     assert.equal(cleared.metrics.queue_depth, 0);
+  });
+});
+
+describe('GET /v1/whoami (the console asks it before anything else)', () => {
+  let server: ApiServer;
+  let tokenless: ApiServer;
+  before(async () => {
+    server = await startApiServer();
+    tokenless = await startApiServer({ adminToken: null });
+  });
+  after(async () => {
+    await server.close();
+    await tokenless.close();
+  });
+
+  it('names the admin, the tenant of a tenant token, refuses no token, and is admin when tokenless', async () => {
+    const { token } = await seedTenant(server, 'acme');
+    assert.deepEqual((await server.request('GET', '/v1/whoami')).body, {
+      kind: 'admin',
+      tenant: null,
+    });
+    assert.deepEqual((await server.request('GET', '/v1/whoami', { token })).body, {
+      kind: 'tenant',
+      tenant: 'acme',
+    });
+    const anonymous = await server.request('GET', '/v1/whoami', { token: null });
+    assert.equal(anonymous.status, 401);
+    const wrong = await server.request('GET', '/v1/whoami', { token: 'not-a-token' });
+    assert.equal(wrong.status, 401);
+    // Tokenless loopback mode: the console needs no sign-in.
+    const open = await tokenless.request('GET', '/v1/whoami', { token: null });
+    assert.deepEqual(open.body, { kind: 'admin', tenant: null });
   });
 });

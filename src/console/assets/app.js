@@ -128,8 +128,13 @@ function Shell({ who, signOut }) {
   const feed = useMemo(() => (tenant ? changeFeed(tenant) : null), [tenant]);
   useEffect(() => () => feed?.stop(), [feed]);
   const main = useRef(/** @type {HTMLElement | null} */ (null));
-  // Keyboard and screen-reader users land on the new view, not on the old link.
-  useEffect(() => main.current?.focus({ preventScroll: true }), [route.path]);
+  // Keyboard and screen-reader users land on the new view, not on the old link. Not on
+  // the first render: a fresh page starts at its top, where Tab reaches the skip link.
+  const firstView = useRef(true);
+  useEffect(() => {
+    if (firstView.current) firstView.current = false;
+    else main.current?.focus({ preventScroll: true });
+  }, [route.path]);
 
   const entry = VIEWS.find((view) => view.path === route.path) ?? VIEWS[0];
   const View = route.path === 'runs' && route.rest[0] ? RunView : entry.view;
