@@ -7,7 +7,7 @@
 // time of a 1,000-event run. Figures are printed.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -378,6 +378,40 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     await acme.waitForSelector('main :text("No WebAssembly tools registered.")');
     console.log(`live views: ${timings.join(', ')} (API write → shown, no reload)`);
     assert.equal(await acme.evaluate('window.keelSameDocument'), true, 'the page never reloaded');
+  });
+
+  it('acts from the schedules and artifacts views: enable, trigger now, download', async () => {
+    await acme.goto(`${keel.url}/#/schedules`);
+    const row = acme.locator('tr:has-text("hourly")');
+    await row.locator('button:text("Enable")').click();
+    await row.locator('button:text("Disable")').waitFor();
+    const schedule = (await call('GET', '/v1/tenants/acme/schedules/hourly')).body.schedule;
+    assert.equal(schedule.enabled, true, 'the click wrote enabled: true');
+    const before = (await call('GET', '/v1/tenants/acme/runs?source=schedule')).body.runs.length;
+    await row.locator('button:text("Trigger now")').click();
+    await acme.waitForSelector('main [role=status]:text("hourly triggered")');
+    const fired = await call('GET', '/v1/tenants/acme/runs?source=schedule');
+    assert.ok(fired.body.runs.length > before, 'trigger now queued a run');
+
+    const text = 'report of the day\n';
+    const stored = await fetch(`${keel.url}/v1/tenants/acme/artifacts/reports/day.txt`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/plain' },
+      body: text,
+    });
+    assert.equal(stored.status, 201);
+    await acme.goto(`${keel.url}/#/artifacts`);
+    const [download] = await Promise.all([
+      acme.waitForEvent('download'),
+      acme.click('button[aria-label="Download reports/day.txt"]'),
+    ]);
+    const path = await download.path();
+    const content = readFileSync(path, 'utf8');
+    console.log(
+      `actions: schedule enabled and triggered (${fired.body.runs[0].status}), artifact downloaded as ${download.suggestedFilename()} (${content.length} bytes)`,
+    );
+    assert.equal(download.suggestedFilename(), 'day.txt');
+    assert.equal(content, text);
   });
 
   it('is usable with the keyboard alone: skip link, navigation, focus on the view, buttons', async () => {
