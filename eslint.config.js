@@ -17,8 +17,9 @@ export default tseslint.config(
   },
   ...tseslint.configs.recommended,
   {
-    // The console's browser modules (docs/console.md): plain ES modules, no type
-    // information; the vendored preact/htm builds are served, never linted.
+    // The console's browser modules (docs/console.md): plain ES modules with JSDoc types,
+    // type-checked by tsconfig.console.json (npm run typecheck), linted here without
+    // type information; the vendored preact/htm builds are served, never linted.
     files: ['src/console/assets/**/*.js'],
     languageOptions: { sourceType: 'module' },
     plugins: { 'import-x': importX },

@@ -22,6 +22,8 @@ export interface Metrics {
   readonly schedulesDueWithoutScheduler: Gauge;
   readonly modelTokens: Counter<'model' | 'kind'>;
   readonly modelCostUsd: Counter<'model'>;
+  readonly oldestQueuedAge: Gauge;
+  readonly schedulesFailing: Gauge;
 }
 
 export function createMetrics(): Metrics {
@@ -115,6 +117,16 @@ export function createMetrics(): Metrics {
       name: 'keel_model_cost_usd_total',
       help: 'Cost in USD of recorded model responses by model (keel.toml prices)',
       labelNames: ['model'],
+      registers,
+    }),
+    oldestQueuedAge: new Gauge({
+      name: 'keel_oldest_queued_age_seconds',
+      help: 'How long the oldest queued run has waited, 0 when none is queued (refreshed on scrape)',
+      registers,
+    }),
+    schedulesFailing: new Gauge({
+      name: 'keel_schedules_failing',
+      help: 'Schedules whose last fire recorded an error (refreshed on scrape)',
       registers,
     }),
   };

@@ -86,6 +86,28 @@ describe('postgres store specifics', { skip }, () => {
     assert.ok(heard.some((change) => change.kind === 'run.queued' && change.run_id === run.run_id));
   });
 
+  it('delivers resource changes (agents, wasm tools) to another store through LISTEN/NOTIFY', async () => {
+    const store = await open();
+    const peer = await open(store.schema);
+    await store.createTenant('t1', {});
+    const heard: StoreChange[] = [];
+    const removed = new Promise<void>((resolve) => {
+      peer.subscribe((change) => {
+        if (change.kind !== 'resource.changed') return;
+        heard.push(change);
+        if (change.resource === 'wasm_tool') resolve();
+      });
+    });
+    await store.putAgent('t1', 'a1', agentSpec());
+    const wasm = { manifest: {}, module: new Uint8Array([0, 97, 115, 109]) };
+    await store.putWasmTool('t1', 'w', wasm);
+    await removed;
+    assert.deepEqual(heard, [
+      { kind: 'resource.changed', tenant: 't1', run_id: null, resource: 'agent', name: 'a1' },
+      { kind: 'resource.changed', tenant: 't1', run_id: null, resource: 'wasm_tool', name: 'w' },
+    ]);
+  });
+
   it('a waiting delivery claim on another store is woken by the finalize notification', async () => {
     const store = await open();
     const peer = await open(store.schema);

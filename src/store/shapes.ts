@@ -337,7 +337,21 @@ export type StoreChange =
    * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
    * connection came back), so every subscriber re-reads what it watches.
    */
-  | { kind: 'store.resync'; tenant: null; run_id: null };
+  | { kind: 'store.resync'; tenant: null; run_id: null }
+  /**
+   * A named thing of a tenant was written or removed (src/store/rules/resource-changes.ts):
+   * lists showing it (the console) re-read. About no run: run_id is null.
+   */
+  | {
+      kind: 'resource.changed';
+      tenant: string;
+      run_id: null;
+      resource: ChangedResource;
+      name: string;
+    };
+
+/** What a `resource.changed` change is about. */
+export type ChangedResource = 'agent' | 'schedule' | 'delivery' | 'mcp_server' | 'wasm_tool';
 
 export type ChangeListener = (change: StoreChange) => void;
 

@@ -16,6 +16,7 @@ import { mcpSuite } from './mcp.suite.ts';
 import { memorySuite } from './memory.ts';
 import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
+import { resourceChangesSuite } from './resource-changes.suite.ts';
 import { storageQuotaSuite } from './storage-quota.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
 import { webhookSuite } from './webhooks.suite.ts';
@@ -42,5 +43,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     mcpSuite(factory);
     webhookSuite(factory);
     usageSuite(factory);
+    resourceChangesSuite(factory);
   });
 }

@@ -5,6 +5,7 @@
 import { KeelError } from '../../errors.ts';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
+import { overviewFigures } from '../overview-figures.ts';
 import { schedulerWarning } from '../../schedules/scheduler-watch.ts';
 import type { SchedulerHeartbeatStore, StoreLifecycle } from '../../store/store.ts';
 
@@ -12,10 +13,13 @@ type Deps = ApiDepsWith<StoreLifecycle & Pick<SchedulerHeartbeatStore, 'schedule
 
 async function refreshGauges(deps: Deps): Promise<void> {
   const stats = await deps.store.stats();
+  const figures = overviewFigures(stats, Date.now());
   for (const status of RUN_STATUSES) {
     deps.metrics.runsByStatus.set({ status }, stats.runs_by_status[status] ?? 0);
   }
-  deps.metrics.queueDepth.set(stats.runs_by_status.queued ?? 0);
+  deps.metrics.queueDepth.set(figures.queue_depth);
+  deps.metrics.oldestQueuedAge.set((figures.oldest_queued_age_ms ?? 0) / 1000);
+  deps.metrics.schedulesFailing.set(figures.schedules_failing);
   for (const status of DELIVERY_STATUSES) {
     deps.metrics.deliveriesByStatus.set({ status }, stats.deliveries_by_status[status] ?? 0);
   }

@@ -3,6 +3,7 @@
 // the same numbers `/metrics` exports, as JSON a tenant token may read for its tenant.
 
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
+import { overviewFigures } from '../overview-figures.ts';
 import { tenantParams } from '../schemas.ts';
 import type { StoreLifecycle } from '../../store/store.ts';
 
@@ -10,17 +11,7 @@ type Deps = ApiDepsWith<Pick<StoreLifecycle, 'stats'>>;
 
 async function overviewOf(deps: Deps, tenant: string | undefined) {
   const stats = await deps.store.stats(tenant);
-  const now = Date.now();
-  return {
-    tenant: tenant ?? null,
-    runs_by_status: stats.runs_by_status,
-    queue_depth: stats.runs_by_status.queued ?? 0,
-    oldest_queued_age_ms:
-      stats.oldest_queued_ms === null ? null : Math.max(0, now - stats.oldest_queued_ms),
-    deliveries_by_status: stats.deliveries_by_status,
-    deliveries_dead: stats.deliveries_by_status.dead ?? 0,
-    schedules_failing: stats.schedules_failing,
-  };
+  return { tenant: tenant ?? null, ...overviewFigures(stats, Date.now()) };
 }
 
 export function overviewRoutes(app: ZodApp, deps: Deps): void {

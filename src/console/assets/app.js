@@ -57,6 +57,7 @@ function changeFeed(/** @type {string} */ tenant) {
   };
 }
 
+/** @param {{onSignedIn: (who: any) => void, problem: unknown}} props */
 function SignIn({ onSignedIn, problem }) {
   const [token, setToken] = useState('');
   const [error, setError] = useState(problem);
@@ -94,6 +95,7 @@ function SignIn({ onSignedIn, problem }) {
   </main>`;
 }
 
+/** @param {{tenant: string | null, onPick: (name: string) => void}} props */
 function TenantPicker({ tenant, onPick }) {
   const [tenants, setTenants] = useState(/** @type {string[] | null} */ (null));
   useEffect(() => {
@@ -114,6 +116,7 @@ function TenantPicker({ tenant, onPick }) {
   >`;
 }
 
+/** @param {{who: {kind: 'admin' | 'tenant', tenant: string | null}, signOut: () => void}} props */
 function Shell({ who, signOut }) {
   const [route, setRoute] = useState(parseHash);
   const [tenant, setTenant] = useState(who.tenant ?? session.tenant());
@@ -125,8 +128,13 @@ function Shell({ who, signOut }) {
   const feed = useMemo(() => (tenant ? changeFeed(tenant) : null), [tenant]);
   useEffect(() => () => feed?.stop(), [feed]);
   const main = useRef(/** @type {HTMLElement | null} */ (null));
-  // Keyboard and screen-reader users land on the new view, not on the old link.
-  useEffect(() => main.current?.focus({ preventScroll: true }), [route.path]);
+  // Keyboard and screen-reader users land on the new view, not on the old link. Not on
+  // the first render: a fresh page starts at its top, where Tab reaches the skip link.
+  const firstView = useRef(true);
+  useEffect(() => {
+    if (firstView.current) firstView.current = false;
+    else main.current?.focus({ preventScroll: true });
+  }, [route.path]);
 
   const entry = VIEWS.find((view) => view.path === route.path) ?? VIEWS[0];
   const View = route.path === 'runs' && route.rest[0] ? RunView : entry.view;

@@ -14,6 +14,17 @@ import htm from './vendor/htm.mjs';
 import { ApiError } from './api.js';
 
 export const html = htm.bind(h);
+
+/**
+ * The tenant's change feed (app.js): `type` is a `T/changes` event name or `resync`.
+ * @typedef {{subscribe: (fn: (type: string, data: any) => void) => () => void}} ChangeFeed
+ */
+/** `#/runs/abc` → {path: 'runs', rest: ['abc']} @typedef {{path: string, rest: string[]}} Route */
+/** What every view is given. @typedef {{tenant: string, feed: ChangeFeed, route: Route}} ViewProps */
+/**
+ * @template T
+ * @typedef {{status: 'loading' | 'ok' | 'error', data: T | null, error: unknown, reload: () => void}} LoadState
+ */
 export { render, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState };
 
 /**
@@ -73,7 +84,20 @@ export function useChanges(feed, onChange, accept = () => true) {
   }, [feed]);
 }
 
-/** Loading / error / empty around a view's content. */
+/**
+ * A `useChanges` filter: `resource.changed` about one of `resources` (agent, schedule,
+ * delivery, mcp_server, wasm_tool).
+ * @param {...string} resources
+ * @returns {(type: string, data: any) => boolean}
+ */
+export function resourceIs(...resources) {
+  return (type, data) => type === 'resource.changed' && resources.includes(data?.resource);
+}
+
+/**
+ * Loading / error / empty around a view's content.
+ * @param {{state: LoadState<any>, empty?: string | false | null | undefined, children?: any}} props
+ */
 export function Loaded({ state, empty, children }) {
   if (state.status === 'error' && state.data === null) {
     return html`<${ErrorBox} error=${state.error} retry=${state.reload} />`;
@@ -87,6 +111,7 @@ export function Loaded({ state, empty, children }) {
   ${empty ? html`<p class="empty">${empty}</p>` : children}`;
 }
 
+/** @param {{error: unknown, retry?: (() => void) | null}} props */
 export function ErrorBox({ error, retry }) {
   const code = error instanceof ApiError ? error.code : 'NETWORK';
   const message = error instanceof Error ? error.message : String(error);
@@ -96,6 +121,7 @@ export function ErrorBox({ error, retry }) {
   </div>`;
 }
 
+/** @param {{status: string}} props */
 export function StatusBadge({ status }) {
   return html`<span class=${`badge badge-${status}`}>${status}</span>`;
 }
@@ -134,11 +160,18 @@ export function usePager() {
   };
 }
 
+/**
+ * @param {{pager: ReturnType<typeof usePager>, nextCursor: string | null | undefined, label: string}} props
+ */
 export function Pager({ pager, nextCursor, label }) {
   return html`<nav class="pager" aria-label=${`${label} pages`}>
     <button type="button" disabled=${pager.page === 1} onClick=${pager.previous}>← Previous</button>
     <span aria-live="polite">Page ${pager.page}</span>
-    <button type="button" disabled=${!nextCursor} onClick=${() => pager.next(nextCursor)}>
+    <button
+      type="button"
+      disabled=${!nextCursor}
+      onClick=${() => nextCursor && pager.next(nextCursor)}
+    >
       Next →
     </button>
   </nav>`;

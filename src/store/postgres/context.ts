@@ -9,6 +9,7 @@ import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
 import type { StoreSeededBug } from '../../seeded-bugs.ts';
 import { ChangeHub } from '../rules/change-hub.ts';
+import { isChangedResource, resourceChange } from '../rules/resource-changes.ts';
 import type { StoreChange } from '../store.ts';
 import { STORE_RETRY_AFTER_S, storeFault, toStoreError } from '../store-errors.ts';
 import { WriteHealth } from '../write-health.ts';
@@ -59,8 +60,15 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** The notification payload: small, so it stays far below NOTIFY's 8000-byte limit. */
+/**
+ * The notification payload: small, so it stays far below NOTIFY's 8000-byte limit.
+ * `[origin, kind, tenant, run_id, extra]`; a resource change sends its name in the run
+ * id's place and the kind of resource as the extra.
+ */
 function encodeChange(origin: string, change: StoreChange): string {
+  if (change.kind === 'resource.changed') {
+    return JSON.stringify([origin, change.kind, change.tenant, change.name, change.resource]);
+  }
   const extra =
     change.kind === 'run.event'
       ? change.seq
@@ -87,6 +95,9 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
         origin,
         change: { kind, tenant, run_id: runId, status: extra as never },
       };
+    }
+    if (kind === 'resource.changed' && isChangedResource(extra)) {
+      return { origin, change: resourceChange(tenant, extra, runId) };
     }
   } catch {
     // A foreign or malformed payload on our channel is ignored.

@@ -27,6 +27,7 @@ import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
+import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 
 /** Called by the finalization transaction: the run's one `result` delivery. */
 export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
@@ -79,7 +80,7 @@ export async function claimDeliveries(
     const prefix = input.destination_prefix ? [input.destination_prefix] : [];
     // Rows out of attempts die instead of being handed out again: an expired claim
     // counted as an attempt when it was made.
-    await tx.count(
+    const died = await tx.count(
       `UPDATE deliveries SET status = 'dead', updated_at = $1, claim_token_hash = NULL,
          last_error = COALESCE(last_error, 'no acknowledgement after ' || attempt || ' attempts')
        WHERE tenant = $2 AND attempt >= $3
@@ -95,6 +96,7 @@ export async function claimDeliveries(
        FOR UPDATE OF d SKIP LOCKED`,
       [tenant, tx.now, input.limit, ...prefix],
     );
+    if (died + due.length > 0) tx.changes.push(resourceChange(tenant, 'delivery', CLAIM_ROUND));
     const result: ClaimedDelivery[] = [];
     for (const row of due) {
       const token = newClaimToken();
@@ -145,6 +147,7 @@ export async function ackDelivery(
       [status, nextAttemptAt, input.error ?? null, tx.now, deliveryId, row.claim_token_hash],
     );
     if (!updated) throw claimExpired(deliveryId);
+    tx.changes.push(resourceChange(tenant, 'delivery', deliveryId));
     ctx.failpoints.hit('outbox.ack.before_commit');
     return toDelivery(updated);
   });
@@ -167,6 +170,7 @@ export async function retryDeadDelivery(
     // The row is locked FOR UPDATE and was dead, so the update found it; a second check
     // only guards the conditional update itself.
     if (!updated) return toDelivery(retryTransition(undefined, deliveryId));
+    tx.changes.push(resourceChange(tenant, 'delivery', deliveryId));
     return toDelivery(updated);
   });
 }

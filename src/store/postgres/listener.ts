@@ -1,5 +1,6 @@
 // One dedicated LISTEN connection per store: delivers other processes' change
-// notifications (run.queued / run.event / run.terminal) to this process's listeners.
+// notifications (run.queued / run.event / run.terminal / resource.changed) to this
+// process's listeners.
 // Its own notifications come back too and are skipped (they were delivered locally
 // right after the commit). When the connection drops, notifications sent meanwhile
 // are lost: it reconnects with backoff, and once back it tells this process's listeners

@@ -8,6 +8,7 @@ import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 export async function putMcpServer(
   ctx: PgContext,
@@ -23,6 +24,7 @@ export async function putMcpServer(
        VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (tenant, name) DO NOTHING RETURNING *`,
       [...values, tenant, name, tx.now],
     );
+    tx.changes.push(resourceChange(tenant, 'mcp_server', name));
     if (inserted) return { server: toMcpServer(inserted), created: true };
     const updated = await tx.one<McpServerRow>(
       `UPDATE mcp_servers SET spec = $1, tools = $2, last_error = $3,
@@ -69,12 +71,13 @@ export async function updateMcpServerDiscovery(
        WHERE tenant = $3 AND name = $4`,
       [tools, discovery.last_error, tenant, name],
     );
+    if (changed > 0) tx.changes.push(resourceChange(tenant, 'mcp_server', name));
     return changed > 0;
   });
 }
 
 export function deleteMcpServer(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
-  return deleteNamedRow(ctx, 'mcp_servers', tenant, name);
+  return deleteNamedRow(ctx, 'mcp_servers', tenant, name, 'mcp_server');
 }
 
 export async function putSecret(

@@ -30,6 +30,7 @@ import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
 import { toSchedule } from './rows.ts';
 import { enqueueIn } from './runs.ts';
 import { requireTenant } from './guards.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 /** This backend's schedule rows (boolean `enabled`). */
 type ScheduleRow = SharedScheduleRow & { enabled: boolean };
@@ -94,6 +95,7 @@ export async function putSchedule(
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11) RETURNING *`,
           values,
         );
+    tx.changes.push(resourceChange(tenant, 'schedule', name));
     return { schedule: toSchedule(row as ScheduleRow), created: !existing };
   });
 }
@@ -133,6 +135,7 @@ export async function deleteSchedule(
     const row = await scheduleRow(tx, tenant, name, true);
     if (!row || !owns(row, owner)) return false;
     await tx.count('DELETE FROM schedules WHERE tenant = $1 AND name = $2', [tenant, name]);
+    tx.changes.push(resourceChange(tenant, 'schedule', name));
     return true;
   });
 }
@@ -181,6 +184,7 @@ export async function fireSchedule(
     const row = await scheduleRow(tx, input.tenant, input.name, true);
     const stale = staleFire(row, row?.enabled === true, input, toSchedule);
     if (stale || !row) return stale as ScheduleFireResult;
+    tx.changes.push(resourceChange(input.tenant, 'schedule', input.name));
     const run = input.run;
     if (
       run !== null &&

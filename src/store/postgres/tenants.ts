@@ -17,6 +17,7 @@ import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { toAgent, toTenant } from './rows.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 async function tenantRow(sql: Sql, name: string, lock = false): Promise<TenantRow | undefined> {
   return sql.one<TenantRow>(`SELECT * FROM tenants WHERE name = $1${lock ? ' FOR UPDATE' : ''}`, [
@@ -151,6 +152,7 @@ export async function putAgent(
        ON CONFLICT (tenant, name) DO NOTHING RETURNING *`,
       [tenant, name, JSON.stringify(spec), tx.now],
     );
+    tx.changes.push(resourceChange(tenant, 'agent', name));
     if (inserted) return { agent: toAgent(inserted), created: true };
     const updated = await tx.one<AgentRow>(
       `UPDATE agents SET spec = $1, updated_at = GREATEST($2, updated_at + 1)
@@ -175,6 +177,7 @@ export async function deleteAgent(ctx: PgContext, tenant: string, name: string):
     if (!deleted) return false;
     await failActiveRuns(tx, { tenant, agent: name }, agentDeletedError(name));
     await disableSchedulesOfAgent(tx, tenant, name);
+    tx.changes.push(resourceChange(tenant, 'agent', name));
     return true;
   });
 }

@@ -12,6 +12,7 @@ import {
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 export async function putWasmTool(
   ctx: PgContext,
@@ -37,6 +38,7 @@ export async function putWasmTool(
       [...values, tenant, name, tx.now],
     );
     const inserted = row as WasmToolInfoRow & { created: boolean };
+    tx.changes.push(resourceChange(tenant, 'wasm_tool', name));
     return { tool: toWasmToolInfo(inserted), created: inserted.created };
   });
 }
@@ -62,5 +64,5 @@ export async function listWasmTools(sql: Sql, tenant: string): Promise<WasmToolI
 }
 
 export function deleteWasmTool(ctx: PgContext, tenant: string, name: string): Promise<boolean> {
-  return deleteNamedRow(ctx, 'wasm_tools', tenant, name);
+  return deleteNamedRow(ctx, 'wasm_tools', tenant, name, 'wasm_tool');
 }

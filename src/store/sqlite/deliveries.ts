@@ -26,6 +26,7 @@ import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
 import { toDelivery } from './rows.ts';
+import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 
 /** Called by the finalization transaction: the run's one `result` delivery. */
 export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
@@ -94,20 +95,20 @@ export function claimDeliveries(
   tenant: string,
   input: DeliveryClaimInput,
 ): ClaimedDelivery[] {
-  const claimed = ctx.write(() => {
+  const claimed = ctx.write((changes) => {
     const now = ctx.now();
     const prefix = prefixClause('destination', input.destination_prefix);
     const joinedPrefix = prefixClause('d.destination', input.destination_prefix);
     // Rows out of attempts die instead of being handed out again: an expired claim
     // counted as an attempt when it was made.
-    ctx
+    const died = ctx
       .sql(
         `UPDATE deliveries SET status = 'dead', updated_at = ?, claim_token_hash = NULL,
            last_error = COALESCE(last_error, 'no acknowledgement after ' || attempt || ' attempts')
          WHERE tenant = ? AND attempt >= ?
            AND ((status = 'claimed' AND claim_expires_at <= ?) OR status = 'pending')${prefix.sql}`,
       )
-      .run(now, tenant, input.max_attempts, now, ...prefix.params);
+      .run(now, tenant, input.max_attempts, now, ...prefix.params).changes;
     const due = ctx
       .sql(
         `SELECT d.*, r.output AS run_output FROM deliveries d JOIN runs r ON r.run_id = d.run_id
@@ -124,6 +125,7 @@ export function claimDeliveries(
          claim_expires_at = ?, updated_at = ?
        WHERE delivery_id = ?`,
     );
+    if (died + due.length > 0) changes.push(resourceChange(tenant, 'delivery', CLAIM_ROUND));
     return due.map((row): ClaimedDelivery => {
       const token = newClaimToken();
       const expiresAt = now + input.lease_ms;
@@ -147,7 +149,7 @@ export function ackDelivery(
   deliveryId: string,
   input: DeliveryAckInput,
 ): Delivery {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     const now = ctx.now();
     const {
       row,
@@ -171,13 +173,14 @@ export function ackDelivery(
         now,
       ).changes;
     if (changed !== 1) throw claimExpired(deliveryId);
+    changes.push(resourceChange(tenant, 'delivery', deliveryId));
     ctx.failpoints.hit('outbox.ack.before_commit');
     return toDelivery(deliveryRow(ctx, tenant, deliveryId) as DeliveryRow);
   });
 }
 
 export function retryDeadDelivery(ctx: StoreContext, tenant: string, deliveryId: string): Delivery {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     const now = ctx.now();
     retryTransition(deliveryRow(ctx, tenant, deliveryId), deliveryId);
     const changed = ctx
@@ -189,6 +192,7 @@ export function retryDeadDelivery(ctx: StoreContext, tenant: string, deliveryId:
       .run(now, now, deliveryId, tenant).changes;
     const row = deliveryRow(ctx, tenant, deliveryId);
     if (changed !== 1) retryTransition(row, deliveryId);
+    changes.push(resourceChange(tenant, 'delivery', deliveryId));
     return toDelivery(row as DeliveryRow);
   });
 }

@@ -8,6 +8,7 @@ import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { StoreContext } from './context.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 function serverRow(ctx: StoreContext, tenant: string, name: string): McpServerRow | undefined {
   return ctx.sql('SELECT * FROM mcp_servers WHERE tenant = ? AND name = ?').get(tenant, name) as
@@ -20,7 +21,7 @@ export function putMcpServer(
   name: string,
   record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
 ): { server: McpServerRecord; created: boolean } {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, tenant);
     const existing = serverRow(ctx, tenant, name);
     const now = ctx.now();
@@ -40,6 +41,7 @@ export function putMcpServer(
         )
         .run(...values, tenant, name, now, now);
     }
+    changes.push(resourceChange(tenant, 'mcp_server', name));
     return {
       server: toMcpServer(serverRow(ctx, tenant, name) as McpServerRow),
       created: !existing,
@@ -71,19 +73,20 @@ export function updateMcpServerDiscovery(
   name: string,
   discovery: { tools?: JsonObject[]; last_error: string | null },
 ): boolean {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     const existing = serverRow(ctx, tenant, name);
     if (!existing) return false;
     const tools = discovery.tools ? JSON.stringify(discovery.tools) : existing.tools;
     ctx
       .sql('UPDATE mcp_servers SET tools = ?, last_error = ? WHERE tenant = ? AND name = ?')
       .run(tools, discovery.last_error, tenant, name);
+    changes.push(resourceChange(tenant, 'mcp_server', name));
     return true;
   });
 }
 
 export function deleteMcpServer(ctx: StoreContext, tenant: string, name: string): boolean {
-  return deleteNamedRow(ctx, 'mcp_servers', tenant, name);
+  return deleteNamedRow(ctx, 'mcp_servers', tenant, name, 'mcp_server');
 }
 
 export function putSecret(

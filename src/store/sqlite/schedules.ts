@@ -30,6 +30,7 @@ import type { ScheduleRow as SharedScheduleRow } from './rows.ts';
 import { toSchedule } from './rows.ts';
 import { enqueueRun } from './runs.ts';
 import { requireTenant } from './guards.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 /** This backend's schedule rows (0/1 `enabled`). */
 type ScheduleRow = SharedScheduleRow & { enabled: number };
@@ -46,7 +47,7 @@ export function putSchedule(
   input: ScheduleWrite,
   owner: ScheduleOwner | undefined,
 ): { schedule: Schedule; created: boolean } {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, tenant);
     if (!ctx.sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?').get(tenant, input.agent)) {
       throw new KeelError('AGENT_NOT_FOUND', `agent ${input.agent} not found`);
@@ -82,6 +83,7 @@ export function putSchedule(
         )
         .run(...values, tenant, name, now, now);
     }
+    changes.push(resourceChange(tenant, 'schedule', name));
     return {
       schedule: toSchedule(scheduleRow(ctx, tenant, name) as ScheduleRow),
       created: !existing,
@@ -116,10 +118,11 @@ export function deleteSchedule(
   name: string,
   owner: ScheduleOwner | undefined,
 ): boolean {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     const row = scheduleRow(ctx, tenant, name);
     if (!row || !owns(row, owner)) return false;
     ctx.sql('DELETE FROM schedules WHERE tenant = ? AND name = ?').run(tenant, name);
+    changes.push(resourceChange(tenant, 'schedule', name));
     return true;
   });
 }
@@ -165,10 +168,11 @@ function disableForMissingAgent(ctx: StoreContext, row: ScheduleRow): void {
 }
 
 export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): ScheduleFireResult {
-  return ctx.write((_changes: StoreChange[]) => {
+  return ctx.write((changes: StoreChange[]) => {
     const row = scheduleRow(ctx, input.tenant, input.name);
     const stale = staleFire(row, row?.enabled === 1, input, toSchedule);
     if (stale || !row) return stale as ScheduleFireResult;
+    changes.push(resourceChange(input.tenant, 'schedule', input.name));
     const run = input.run;
     if (
       run !== null &&

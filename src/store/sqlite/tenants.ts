@@ -16,6 +16,7 @@ import type { AgentRow, TenantRow } from './rows.ts';
 import { toAgent, toTenant } from './rows.ts';
 import { requireTenant, tenantRow } from './guards.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 export function createTenant(
   ctx: StoreContext,
@@ -132,7 +133,7 @@ export function putAgent(
   name: string,
   spec: AgentSpec,
 ): { agent: Agent; created: boolean } {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, tenant);
     const existing = agentRow(ctx, tenant, name);
     const now = ctx.now();
@@ -147,6 +148,7 @@ export function putAgent(
         )
         .run(tenant, name, JSON.stringify(spec), now, now);
     }
+    changes.push(resourceChange(tenant, 'agent', name));
     return { agent: toAgent(agentRow(ctx, tenant, name) as AgentRow), created: !existing };
   });
 }
@@ -165,6 +167,7 @@ export function deleteAgent(ctx: StoreContext, tenant: string, name: string): bo
     if (!deleted) return false;
     failActiveRuns(ctx, changes, { tenant, agent: name }, agentDeletedError(name));
     disableSchedulesOfAgent(ctx, tenant, name);
+    changes.push(resourceChange(tenant, 'agent', name));
     return true;
   });
 }

@@ -12,6 +12,7 @@ import {
 import type { StoreContext } from './context.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
+import { resourceChange } from '../rules/resource-changes.ts';
 
 function infoRow(ctx: StoreContext, tenant: string, name: string): WasmToolInfoRow | undefined {
   return ctx
@@ -31,7 +32,7 @@ export function putWasmTool(
     record.module.byteLength,
   );
   const values = [JSON.stringify(record.manifest), module, moduleDigest(module)];
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, tenant);
     const existing = infoRow(ctx, tenant, name);
     const now = ctx.now();
@@ -50,6 +51,7 @@ export function putWasmTool(
         )
         .run(...values, tenant, name, now, now);
     }
+    changes.push(resourceChange(tenant, 'wasm_tool', name));
     return {
       tool: toWasmToolInfo(infoRow(ctx, tenant, name) as WasmToolInfoRow),
       created: !existing,
@@ -76,5 +78,5 @@ export function listWasmTools(ctx: StoreContext, tenant: string): WasmToolInfo[]
 }
 
 export function deleteWasmTool(ctx: StoreContext, tenant: string, name: string): boolean {
-  return deleteNamedRow(ctx, 'wasm_tools', tenant, name);
+  return deleteNamedRow(ctx, 'wasm_tools', tenant, name, 'wasm_tool');
 }

@@ -1,9 +1,12 @@
 // Agents: the definitions, each editable as JSON. The server validates (PUT T/agents/:a);
 // its message — which names the field — is shown inline under the editor. Also the
-// tools the agent's model is sent (GET T/tools?agent=).
+// tools the agent's model is sent (GET T/tools?agent=). Live: the list re-reads when the
+// change feed reports an agent written or removed (by anyone), the tools when an MCP
+// server or WebAssembly tool changed; an open editor takes the new definition only
+// while it holds no unsaved edit.
 
 import { ApiError, api, tenantPath } from '../api.js';
-import { Loaded, html, useLoad, useState, when } from '../ui.js';
+import { Loaded, html, resourceIs, useChanges, useEffect, useLoad, useState, when } from '../ui.js';
 
 const READ_ONLY = ['tenant', 'name', 'created_at', 'updated_at'];
 
@@ -13,14 +16,26 @@ function definitionOf(/** @type {any} */ agent) {
   return JSON.stringify(copy, null, 2);
 }
 
-function Editor({ tenant, agent, onSaved }) {
-  const [text, setText] = useState(definitionOf(agent));
+/**
+ * @param {{tenant: string, agent: any, onSaved: () => void, feed: import('../ui.js').ChangeFeed}} props
+ */
+function Editor({ tenant, agent, onSaved, feed }) {
+  const stored = definitionOf(agent);
+  const [text, setText] = useState(stored);
+  const [base, setBase] = useState(stored);
+  // Someone else saved: follow the server unless this editor holds an unsaved edit.
+  useEffect(() => {
+    if (stored === base) return;
+    if (text === base) setText(stored);
+    setBase(stored);
+  }, [stored]);
   const [problem, setProblem] = useState(/** @type {string | null} */ (null));
   const [saved, setSaved] = useState(false);
   const tools = useLoad(
     (signal) => api.get(tenantPath(tenant, `/tools?agent=${agent.name}`), { signal }),
     [tenant, agent.name],
   );
+  useChanges(feed, tools.reload, resourceIs('mcp_server', 'wasm_tool'));
   async function save(/** @type {Event} */ event) {
     event.preventDefault();
     setSaved(false);
@@ -83,8 +98,10 @@ function Editor({ tenant, agent, onSaved }) {
   </section>`;
 }
 
-export function AgentsView({ tenant }) {
+/** @param {import('../ui.js').ViewProps} props */
+export function AgentsView({ tenant, feed }) {
   const state = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
+  useChanges(feed, state.reload, resourceIs('agent'));
   const [open, setOpen] = useState(/** @type {string | null} */ (null));
   const agents = state.data?.agents ?? [];
   const chosen = agents.find((/** @type {any} */ a) => a.name === open);
@@ -111,6 +128,7 @@ export function AgentsView({ tenant }) {
         key=${chosen.name}
         tenant=${tenant}
         agent=${chosen}
+        feed=${feed}
         onSaved=${state.reload}
       />`
     }`;

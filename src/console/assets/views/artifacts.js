@@ -8,6 +8,7 @@ function encodePath(/** @type {string} */ path) {
   return path.split('/').map(encodeURIComponent).join('/');
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function ArtifactsView({ tenant }) {
   const [prefix, setPrefix] = useState('');
   const pager = usePager();

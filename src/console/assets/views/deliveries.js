@@ -8,6 +8,7 @@ import {
   Pager,
   StatusBadge,
   html,
+  resourceIs,
   useChanges,
   useLoad,
   usePager,
@@ -17,6 +18,7 @@ import {
 
 const STATUSES = ['pending', 'claimed', 'delivered', 'failed', 'dead'];
 
+/** @param {import('../ui.js').ViewProps} props */
 export function DeliveriesView({ tenant, feed }) {
   const [status, setStatus] = useState('');
   const pager = usePager();
@@ -28,7 +30,12 @@ export function DeliveriesView({ tenant, feed }) {
       ),
     [tenant, status, pager.cursor],
   );
-  useChanges(feed, state.reload, (type) => type === 'run.terminal');
+  const deliveryChanged = resourceIs('delivery');
+  useChanges(
+    feed,
+    state.reload,
+    (type, data) => type === 'run.terminal' || deliveryChanged(type, data),
+  );
   const [problem, setProblem] = useState(/** @type {unknown} */ (null));
   const [note, setNote] = useState('');
   const deliveries = state.data?.deliveries ?? [];

@@ -1,11 +1,14 @@
 // MCP servers: each server of the tenant, whether it is enabled, its transport, the
-// tools it offers (and which are allowed) and its last discovery error.
+// tools it offers (and which are allowed) and its last discovery error; re-read when the
+// change feed says a server was written, rediscovered or removed.
 
 import { api, tenantPath } from '../api.js';
-import { Loaded, html, useLoad, when } from '../ui.js';
+import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
 
-export function McpView({ tenant }) {
+/** @param {import('../ui.js').ViewProps} props */
+export function McpView({ tenant, feed }) {
   const state = useLoad((signal) => api.get(tenantPath(tenant, '/mcp'), { signal }), [tenant]);
+  useChanges(feed, state.reload, resourceIs('mcp_server'));
   const servers = state.data?.servers ?? [];
   return html`<h1>MCP servers</h1>
     <${Loaded} state=${state} empty=${servers.length === 0 && 'No MCP servers attached.'}>

@@ -4,6 +4,7 @@
 import { api, query, tenantPath } from '../api.js';
 import { ErrorBox, html, useState } from '../ui.js';
 
+/** @param {import('../ui.js').ViewProps} props */
 export function MemoryView({ tenant }) {
   const [namespace, setNamespace] = useState('notes');
   const [q, setQ] = useState('');

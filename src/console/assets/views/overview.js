@@ -5,12 +5,14 @@ import { api, tenantPath } from '../api.js';
 import { Loaded, duration, html, useChanges, useLoad } from '../ui.js';
 import { TurnBox } from './turn.js';
 
+/** @param {{label: string, value: unknown, tone?: string}} props */
 function Figure({ label, value, tone }) {
   return html`<div class=${`figure ${tone ?? ''}`}>
     <span class="figure-value">${value}</span><span class="figure-label">${label}</span>
   </div>`;
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function OverviewView({ tenant, feed }) {
   const state = useLoad((signal) => api.get(tenantPath(tenant, '/overview'), { signal }), [tenant]);
   useChanges(feed, state.reload, (type) => type !== 'run.event');

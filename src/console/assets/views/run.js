@@ -53,6 +53,7 @@ function timeline(/** @type {any[]} */ events) {
   return items;
 }
 
+/** @param {{item: any, args: any}} props */
 function ToolItem({ item, args }) {
   const call = item.call?.data;
   const result = item.result?.data;
@@ -101,6 +102,7 @@ function eventSummary(/** @type {any} */ event) {
   }
 }
 
+/** @param {{event: any, streamed: string | undefined}} props */
 function EventItem({ event, streamed }) {
   const tone = event.type === 'run.failed' || event.type === 'model.retry' ? 'bad' : '';
   return html`<li class=${`item ${tone}`}>
@@ -122,6 +124,7 @@ ${typeof event.data.output.reply === 'string' ? event.data.output.reply : json(e
   </li>`;
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function RunView({ tenant, route }) {
   const id = route.rest[0];
   const base = tenantPath(tenant, `/runs/${encodeURIComponent(id)}`);

@@ -18,6 +18,7 @@ const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 const SOURCES = ['api', 'schedule'];
 const PAGE = 50;
 
+/** @param {import('../ui.js').ViewProps} props */
 export function RunsView({ tenant, feed }) {
   const [filter, setFilter] = useState({ agent: '', scope: '', status: '', source: '' });
   const pager = usePager();
@@ -32,7 +33,7 @@ export function RunsView({ tenant, feed }) {
       ),
     [tenant, filter, pager.cursor],
   );
-  useChanges(feed, state.reload, (type) => type !== 'run.event');
+  useChanges(feed, state.reload, (type) => type === 'run.queued' || type === 'run.terminal');
   const set = (/** @type {string} */ key) => (/** @type {any} */ e) => {
     pager.reset();
     setFilter({ ...filter, [key]: e.currentTarget.value });

@@ -7,6 +7,7 @@ import {
   Loaded,
   Pager,
   html,
+  resourceIs,
   useChanges,
   useLoad,
   usePager,
@@ -33,6 +34,7 @@ function bodyOf(/** @type {any} */ s, /** @type {boolean} */ enabled) {
   };
 }
 
+/** @param {import('../ui.js').ViewProps} props */
 export function SchedulesView({ tenant, feed }) {
   const pager = usePager();
   const state = useLoad(
@@ -42,7 +44,12 @@ export function SchedulesView({ tenant, feed }) {
       }),
     [tenant, pager.cursor],
   );
-  useChanges(feed, state.reload, (type) => type === 'run.queued');
+  const scheduleChanged = resourceIs('schedule', 'agent');
+  useChanges(
+    feed,
+    state.reload,
+    (type, data) => type === 'run.queued' || scheduleChanged(type, data),
+  );
   const [problem, setProblem] = useState(/** @type {unknown} */ (null));
   const [note, setNote] = useState('');
   const schedules = state.data?.schedules ?? [];

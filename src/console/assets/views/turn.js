@@ -6,6 +6,7 @@ import { ErrorBox, html, useEffect, useLoad, useState } from '../ui.js';
 
 const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
 
+/** @param {{tenant: string}} props */
 export function TurnBox({ tenant }) {
   const agents = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
   const [agent, setAgent] = useState('');

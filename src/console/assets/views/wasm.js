@@ -1,18 +1,21 @@
 // WebAssembly tools: each module the tenant registered, the tool name the model sees,
-// its effect and hard limits (deadline, memory, output) and the module's size and hash.
+// its effect and hard limits (deadline, memory, output) and the module's size and hash;
+// re-read when the change feed says a tool was written or removed.
 
 import { api, tenantPath } from '../api.js';
-import { Loaded, html, useLoad, when } from '../ui.js';
+import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
 
 /** @param {number} bytes */
 const size = (bytes) =>
   bytes >= 1024 * 1024 ? `${(bytes / 1048576).toFixed(1)} MiB` : `${Math.ceil(bytes / 1024)} KiB`;
 
-export function WasmView({ tenant }) {
+/** @param {import('../ui.js').ViewProps} props */
+export function WasmView({ tenant, feed }) {
   const state = useLoad(
     (signal) => api.get(tenantPath(tenant, '/wasm-tools'), { signal }),
     [tenant],
   );
+  useChanges(feed, state.reload, resourceIs('wasm_tool'));
   const tools = state.data?.tools ?? [];
   return html`<h1>WebAssembly tools</h1>
     <${Loaded} state=${state} empty=${tools.length === 0 && 'No WebAssembly tools registered.'}>
