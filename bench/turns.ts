@@ -116,10 +116,12 @@ async function keelTrial(
   name: string,
   durability: 'full' | 'process',
   model: Child | null,
+  checkout?: string,
 ): Promise<Measured> {
   const running = await startKeelContender({
     dir: mkdtempSync(join(dir, 'keel-')),
     durability,
+    ...(checkout && { checkout }),
     concurrency: INFLIGHT,
     ...(model && { modelUrl: model.ready }),
   });
@@ -227,6 +229,18 @@ export async function runTurnsBench(): Promise<void> {
         await run(`keel-${durability}-http`, () =>
           keelTrial(dir, `keel ${durability}, model over HTTP`, durability, model),
         );
+      }
+      // KEEL_BENCH_BASELINE=<another checkout of keel>: the old code, in the same run.
+      const baseline = process.env.KEEL_BENCH_BASELINE;
+      if (baseline) {
+        for (const durability of ['full', 'process'] as const) {
+          await run(`baseline-${durability}`, () =>
+            keelTrial(dir, `baseline ${durability}, model in process`, durability, null, baseline),
+          );
+          await run(`baseline-${durability}-http`, () =>
+            keelTrial(dir, `baseline ${durability}, model over HTTP`, durability, model, baseline),
+          );
+        }
       }
       for (const peer of peers.names) await run(peer, () => peerTrial(dir, peer, model));
     }

@@ -44,6 +44,8 @@ export interface KeelOptions {
   /** postgres://…?schema=…: an api process and one worker process. */
   storeUrl?: string;
   concurrency: number;
+  /** Another checkout of keel to run instead of this one (KEEL_BENCH_BASELINE). */
+  checkout?: string;
 }
 
 function keelToml(options: KeelOptions, role: string): string {
@@ -75,10 +77,19 @@ function keelToml(options: KeelOptions, role: string): string {
 async function startKeelProcess(options: KeelOptions, role: string): Promise<Child> {
   const config = join(options.dir, `keel-${role}.toml`);
   writeFileSync(config, keelToml(options, role));
-  return startChild(process.execPath, [KEEL_BIN, 'serve', '--config', config, '--role', role], {
-    env: cleanEnv(),
-    ready: /keel listening on (\S+)|keel (?:worker|started)/,
-  });
+  const bin = options.checkout ? join(options.checkout, 'bin/keel.js') : KEEL_BIN;
+  // KEEL_BENCH_PROFILE=<dir>: keel writes a V8 CPU profile there when it stops
+  // (summarised by `tsx bench/turns/profile-summary.ts <file>`).
+  const profile = process.env.KEEL_BENCH_PROFILE;
+  const flags = profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [];
+  return startChild(
+    process.execPath,
+    [...flags, bin, 'serve', '--config', config, '--role', role],
+    {
+      env: cleanEnv(),
+      ready: /keel listening on (\S+)|keel (?:worker|started)/,
+    },
+  );
 }
 
 export async function startKeelContender(options: KeelOptions): Promise<Running> {
