@@ -7,7 +7,13 @@ import { Agent } from 'undici';
 import { PROTOCOLS, type LoadSpec } from './protocols.ts';
 
 const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
-const dispatcher = new Agent({ connections: spec.inflight, keepAliveTimeout: 30_000 });
+// Idle sockets are dropped well before a server's own keep-alive timeout (Node's: 5 s),
+// so a request never goes out on a socket the server is closing.
+const dispatcher = new Agent({
+  connections: spec.inflight,
+  keepAliveTimeout: 1000,
+  keepAliveMaxTimeout: 1000,
+});
 const protocol = PROTOCOLS[spec.kind];
 const state = await protocol.prepare(spec, dispatcher);
 // Setup (threads of a peer) is not measured: the runner samples /proc, then says "go".
