@@ -19,6 +19,7 @@ import {
   LOAD_SCRIPT,
   ROOT,
   cleanEnv,
+  ensureBuilt,
   startFixtureModel,
   startFloor,
   startKeelContender,
@@ -200,6 +201,8 @@ function rounds(): number {
 }
 
 export async function runTurnsBench(): Promise<void> {
+  ensureBuilt();
+  if (process.env.KEEL_BENCH_BASELINE) ensureBuilt(`${process.env.KEEL_BENCH_BASELINE}/`);
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-'));
   const model = await startFixtureModel();
   const rows: Measured[] = [];
@@ -264,6 +267,7 @@ export async function runTurnsBench(): Promise<void> {
 }
 
 export async function runTurnsPostgresBench(): Promise<void> {
+  ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-pg-'));
   const model = await startFixtureModel();
   const rows: Measured[] = [];

@@ -2,7 +2,8 @@
 // port with a fresh data dir: keel (`keel serve`, SQLite or PostgreSQL with an api and a
 // worker process), the floor (floor-server.ts) and the peers (peers.ts).
 
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Child } from './children.ts';
@@ -127,3 +128,28 @@ export async function startFloor(
 export const LOAD_SCRIPT = join(ROOT, 'bench/turns/load.ts');
 export const LOAD_ARGS = TSX;
 export { ROOT };
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const modified = statSync(join(entry.parentPath, entry.name)).mtimeMs;
+    if (modified > newest) newest = modified;
+  }
+  return newest;
+}
+
+/**
+ * Builds `checkout`'s dist/ when bin/keel.js would otherwise run the sources through tsx
+ * (as an installed keel runs dist/, so does the benchmark).
+ */
+export function ensureBuilt(checkout: string = ROOT): void {
+  const stamp = join(checkout, 'dist/.build-stamp');
+  if (existsSync(stamp) && statSync(stamp).mtimeMs > newestMtime(join(checkout, 'src'))) return;
+  console.log(`building ${checkout}dist/ (keel serve runs the compiled code)…`);
+  const built = spawnSync(process.execPath, [join(checkout, 'scripts/build.mjs')], {
+    cwd: checkout,
+    stdio: 'inherit',
+  });
+  if (built.status !== 0) throw new Error(`the build of ${checkout} failed`);
+}
