@@ -1,4 +1,4 @@
-// Shared by the overhead and throughput benches: the machine's raw durable commit (one
+// Shared by the overhead and turns benches: the machine's raw durable commit (one
 // small SQLite transaction, WAL, synchronous FULL or NORMAL — what keel's durability
 // modes set), and a store wrapper that counts keel's own commits (write transactions).
 

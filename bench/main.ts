@@ -9,10 +9,10 @@ import { runFairnessBench } from './fairness.ts';
 import { runMcpBench } from './mcp.ts';
 import { runMemoryBench } from './memory.ts';
 import { runOverheadBench } from './overhead.ts';
-import { runThroughputBench } from './throughput.ts';
 import { runScaleBench } from './scale.ts';
 import { runTelemetryBench } from './telemetry.ts';
 import { runSoakBench } from './soak.ts';
+import { runTurnsBench, runTurnsPostgresBench } from './turns.ts';
 import { runWasmBench } from './wasm.ts';
 
 const BENCHMARKS: Record<string, () => Promise<void>> = {
@@ -23,7 +23,8 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   memory: runMemoryBench,
   mcp: runMcpBench,
   overhead: runOverheadBench,
-  throughput: runThroughputBench,
+  turns: runTurnsBench,
+  'turns-pg': runTurnsPostgresBench,
   scale: runScaleBench,
   fairness: runFairnessBench,
   soak: runSoakBench,

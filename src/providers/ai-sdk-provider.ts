@@ -12,6 +12,7 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AssistantBody, JsonValue, ToolCall } from '../types.ts';
 import { toPrompt, toTools } from './prompt.ts';
 import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
@@ -19,7 +20,11 @@ import { isAbortError, toProviderError } from './provider-errors.ts';
 import type { RecordedExchange } from './recording-fetch.ts';
 import { createRecordingFetch } from './recording-fetch.ts';
 
-/** Builds the library model for one call, with the call's own recording fetch. */
+/**
+ * Builds the library model for a model id, once per provider and id: its `fetch` hands
+ * every request to the recording fetch of the call in progress (building a model per call
+ * rebuilt the library's response schemas and re-ran a dynamic import each time).
+ */
 export type LanguageModelFactory = (
   modelId: string,
   fetch: typeof globalThis.fetch,
@@ -126,10 +131,39 @@ function rawOf(
 
 export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
   const streaming = options.stream ?? true;
+  // The recording fetch of the call whose library code is running (calls run concurrently).
+  const callFetch = new AsyncLocalStorage<typeof globalThis.fetch>();
+  const routedFetch: typeof globalThis.fetch = (input, init) => {
+    const current = callFetch.getStore();
+    if (!current) throw new Error('a model request outside of a model call');
+    return current(input, init);
+  };
+  const models = new Map<string, Promise<LanguageModel>>();
+  function modelFor(modelId: string): Promise<LanguageModel> {
+    let model = models.get(modelId);
+    if (!model) {
+      const built = options.model(modelId, routedFetch);
+      // A failed build (a package that did not load) is tried again on the next call.
+      built.catch(() => {
+        if (models.get(modelId) === built) models.delete(modelId);
+      });
+      models.set(modelId, built);
+      model = built;
+    }
+    return model;
+  }
 
   async function call(request: ModelRequest): Promise<ModelResponse> {
     const recorder = createRecordingFetch(options.secrets);
-    const model = await options.model(request.model, recorder.fetch);
+    const model = await modelFor(request.model);
+    return callFetch.run(recorder.fetch, () => callModel(request, model, recorder));
+  }
+
+  async function callModel(
+    request: ModelRequest,
+    model: LanguageModel,
+    recorder: ReturnType<typeof createRecordingFetch>,
+  ): Promise<ModelResponse> {
     const callOptions: LanguageModelV3CallOptions = {
       prompt: toPrompt(request),
       maxOutputTokens: request.max_tokens,

@@ -1,0 +1,316 @@
+// `npm run bench -- turns`: CPU per turn measured from outside. Every contender runs as
+// its own process; a separate load-generator process (turns/load.ts) sends TURNS turns
+// over SCOPES scopes, INFLIGHT at once, each one tool round of the fixture model then an
+// answer; the server's CPU time, bytes written and memory come from /proc before and
+// after the load (turns/proc-stats.ts), plus the fixture-model server's CPU when the
+// model is reached over HTTP. Interleaved in the same run: the floor (fastify answering
+// the two requests of a turn plus keel's number of raw SQLite commits) and the peers
+// (turns/peers.ts, installed in bench/peers/). `npm run bench -- turns-pg`: keel on
+// PostgreSQL (an api and a worker process) with PostgreSQL's own backends sampled too.
+// KEEL_BENCH_ROUNDS (default 1) repeats the whole interleaved sequence.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Child } from './turns/children.ts';
+import { startChild, stopChild } from './turns/children.ts';
+import {
+  LOAD_ARGS,
+  LOAD_SCRIPT,
+  ROOT,
+  cleanEnv,
+  ensureBuilt,
+  startFixtureModel,
+  startFloor,
+  startKeelContender,
+  type Running,
+} from './turns/contenders.ts';
+import { countKeelCommits, setUpKeel } from './turns/keel-setup.ts';
+import { peersInstalled, startPeer, type PeerName } from './turns/peers.ts';
+import { postgresBackends, postgresSchemaUrl, dropPostgresSchema } from './turns/postgres.ts';
+import { sampleProcs, processTree, type ProcSample } from './turns/proc-stats.ts';
+import type { LoadSpec } from './turns/protocols.ts';
+import { formatTable, median, percentile, writeResult } from './support.ts';
+
+const TURNS = 400;
+const SCOPES = 200;
+// KEEL_BENCH_INFLIGHT overrides it (e.g. for turns-pg on a loaded machine, where 64
+// concurrent submits can outwait the PostgreSQL pool's connect timeout).
+const INFLIGHT = Number(process.env.KEEL_BENCH_INFLIGHT ?? 64);
+const TEXT = 'what time is it?\n@call clock_now {}';
+
+interface Measured {
+  name: string;
+  durable: string;
+  turns: number;
+  turnsPerSecond: number;
+  p50: number;
+  p99: number;
+  serverCpuMsPerTurn: number;
+  modelCpuMsPerTurn: number;
+  postgresCpuMsPerTurn: number;
+  writeKiBPerTurn: number;
+  rssMiB: number;
+}
+
+async function measure(
+  name: string,
+  durable: string,
+  running: Running,
+  model: Child | null,
+  extraPids: (serverPids: number[]) => Promise<number[]> = async () => [],
+): Promise<Measured> {
+  const spec: LoadSpec = {
+    kind: running.kind,
+    url: running.url,
+    turns: TURNS,
+    scopes: SCOPES,
+    inflight: INFLIGHT,
+    text: TEXT,
+  };
+  const load = await startChild(
+    process.execPath,
+    [...LOAD_ARGS, LOAD_SCRIPT, JSON.stringify(spec)],
+    {
+      env: cleanEnv(),
+      cwd: ROOT,
+      ready: /^(ready)$/m,
+      stdin: true,
+    },
+  );
+  const serverPids = running.pids().flatMap((pid) => processTree(pid));
+  const otherPids = await extraPids(serverPids);
+  const modelPids = model ? [model.pid] : [];
+  const before = [sampleProcs(serverPids), sampleProcs(modelPids), sampleProcs(otherPids)];
+  let result = '';
+  load.process.stdout?.on('data', (chunk: Buffer) => (result += chunk.toString('utf8')));
+  load.process.stdin?.write('go\n');
+  await load.exited;
+  const after = [sampleProcs(serverPids), sampleProcs(modelPids), sampleProcs(otherPids)];
+  const line = result.split('\n').find((text) => text.startsWith('{'));
+  if (load.process.exitCode !== 0 || !line)
+    throw new Error(`${name}: the load generator failed\n${load.output()}`);
+  const { latencies, seconds } = JSON.parse(line) as { latencies: number[]; seconds: number };
+  const delta = (index: number, key: keyof ProcSample): number =>
+    ((after[index] as ProcSample)[key] - (before[index] as ProcSample)[key]) / TURNS;
+  return {
+    name,
+    durable,
+    turns: TURNS,
+    turnsPerSecond: TURNS / seconds,
+    p50: median(latencies),
+    p99: percentile(latencies, 0.99),
+    serverCpuMsPerTurn: delta(0, 'cpuMs'),
+    modelCpuMsPerTurn: model ? delta(1, 'cpuMs') : 0,
+    postgresCpuMsPerTurn: otherPids.length > 0 ? delta(2, 'cpuMs') : 0,
+    writeKiBPerTurn: (delta(0, 'writeBytes') + delta(2, 'writeBytes')) / 1024,
+    rssMiB: (after[0] as ProcSample).hwmBytes / 1024 / 1024,
+  };
+}
+
+const DURABLE = {
+  full: 'every step, fsync before ack',
+  process: 'every step, OS buffer',
+  floor: 'raw rows only',
+};
+
+async function keelTrial(
+  dir: string,
+  name: string,
+  durability: 'full' | 'process',
+  model: Child | null,
+  checkout?: string,
+): Promise<Measured> {
+  const running = await startKeelContender({
+    dir: mkdtempSync(join(dir, 'keel-')),
+    durability,
+    ...(checkout && { checkout }),
+    concurrency: INFLIGHT,
+    ...(model && { modelUrl: model.ready }),
+  });
+  try {
+    await setUpKeel(running.url, model ? 'local/fixture' : 'fixture/bench');
+    return await measure(name, DURABLE[durability], running, model);
+  } finally {
+    await running.stop();
+  }
+}
+
+async function floorTrial(
+  dir: string,
+  durability: 'full' | 'process',
+  commits: number,
+): Promise<Measured> {
+  const running = await startFloor(mkdtempSync(join(dir, 'floor-')), durability, commits);
+  try {
+    return await measure(`floor ${durability}`, `${commits} raw commits`, running, null);
+  } finally {
+    await running.stop();
+  }
+}
+
+async function peerTrial(dir: string, peer: PeerName, model: Child): Promise<Measured> {
+  const running = await startPeer(peer, mkdtempSync(join(dir, `${peer}-`)), model.ready);
+  try {
+    return await measure(peer, running.durable, running, model);
+  } finally {
+    await running.stop();
+  }
+}
+
+function report(title: string, rows: Measured[], extra: Record<string, unknown>): void {
+  console.log(`\n${title}\n`);
+  console.log(
+    formatTable(
+      [
+        'contender',
+        'durable per turn',
+        'turns/s',
+        'p50 ms',
+        'p99 ms',
+        'server CPU ms/turn',
+        'model CPU ms/turn',
+        'PostgreSQL CPU ms/turn',
+        'written KiB/turn',
+        'peak RSS MiB',
+      ],
+      rows.map((row) => [
+        row.name,
+        row.durable,
+        row.turnsPerSecond,
+        row.p50,
+        row.p99,
+        row.serverCpuMsPerTurn,
+        row.modelCpuMsPerTurn,
+        row.postgresCpuMsPerTurn,
+        row.writeKiBPerTurn,
+        row.rssMiB,
+      ]),
+    ),
+  );
+  console.log(`wrote ${writeResult(extra.name as string, { ...extra, rows })}`);
+}
+
+/** KEEL_BENCH_ONLY=keel-full,floor-full,langgraph…: only those trials (all when unset). */
+function selected(label: string): boolean {
+  const only = process.env.KEEL_BENCH_ONLY;
+  return !only || only.split(',').includes(label);
+}
+
+function rounds(): number {
+  const value = Number(process.env.KEEL_BENCH_ROUNDS ?? 1);
+  return Number.isInteger(value) && value > 0 ? value : 1;
+}
+
+export async function runTurnsBench(): Promise<void> {
+  ensureBuilt();
+  if (process.env.KEEL_BENCH_BASELINE) ensureBuilt(`${process.env.KEEL_BENCH_BASELINE}/`);
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-'));
+  const model = await startFixtureModel();
+  const rows: Measured[] = [];
+  try {
+    const commits = await countKeelCommits(TEXT);
+    const peers = peersInstalled();
+    const failures: string[] = [];
+    const run = async (label: string, trial: () => Promise<Measured>): Promise<void> => {
+      if (!selected(label)) return;
+      try {
+        const row = await trial();
+        rows.push(row);
+        console.log(
+          `${row.name}: ${row.turnsPerSecond.toFixed(0)} turns/s, server ${row.serverCpuMsPerTurn.toFixed(2)} ms CPU/turn, model ${row.modelCpuMsPerTurn.toFixed(2)}, ${row.writeKiBPerTurn.toFixed(1)} KiB written/turn`,
+        );
+      } catch (error) {
+        failures.push(`${label}: ${String(error).slice(0, 2000)}`);
+        console.log(`${label} FAILED: ${String(error).slice(0, 2000)}`);
+      }
+    };
+    for (let round = 0; round < rounds(); round++) {
+      for (const durability of ['full', 'process'] as const) {
+        await run(`floor-${durability}`, () => floorTrial(dir, durability, commits));
+        await run(`keel-${durability}`, () =>
+          keelTrial(dir, `keel ${durability}, model in process`, durability, null),
+        );
+        await run(`keel-${durability}-http`, () =>
+          keelTrial(dir, `keel ${durability}, model over HTTP`, durability, model),
+        );
+      }
+      // KEEL_BENCH_BASELINE=<another checkout of keel>: the old code, in the same run.
+      const baseline = process.env.KEEL_BENCH_BASELINE;
+      if (baseline) {
+        for (const durability of ['full', 'process'] as const) {
+          await run(`baseline-${durability}`, () =>
+            keelTrial(dir, `baseline ${durability}, model in process`, durability, null, baseline),
+          );
+          await run(`baseline-${durability}-http`, () =>
+            keelTrial(dir, `baseline ${durability}, model over HTTP`, durability, model, baseline),
+          );
+        }
+      }
+      for (const peer of peers.names) await run(peer, () => peerTrial(dir, peer, model));
+    }
+    if (peers.missing) console.log(`\npeers not run: ${peers.missing}`);
+    for (const failure of failures) console.log(`\nFAILED ${failure}`);
+    report(
+      `turns: ${TURNS} turns over ${SCOPES} scopes, ${INFLIGHT} in flight, one tool round; a separate load process; CPU from /proc (${commits} commits per keel turn)`,
+      rows,
+      {
+        name: 'turns',
+        turns: TURNS,
+        scopes: SCOPES,
+        inflight: INFLIGHT,
+        commits_per_turn: commits,
+      },
+    );
+  } finally {
+    await stopChild(model);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function runTurnsPostgresBench(): Promise<void> {
+  ensureBuilt();
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-pg-'));
+  const model = await startFixtureModel();
+  const rows: Measured[] = [];
+  const schemas: string[] = [];
+  try {
+    for (let round = 0; round < rounds(); round++) {
+      for (const remote of [false, true]) {
+        const { url, schema } = postgresSchemaUrl();
+        schemas.push(schema);
+        const running = await startKeelContender({
+          dir: mkdtempSync(join(dir, 'keel-')),
+          durability: 'full',
+          concurrency: INFLIGHT,
+          storeUrl: url,
+          ...(remote && { modelUrl: model.ready }),
+        });
+        try {
+          await setUpKeel(running.url, remote ? 'local/fixture' : 'fixture/bench');
+          const name = `keel on PostgreSQL (api + 1 worker), model ${remote ? 'over HTTP' : 'in process'}`;
+          rows.push(
+            await measure(
+              name,
+              'every step, PostgreSQL commit',
+              running,
+              remote ? model : null,
+              (pids) => postgresBackends(pids),
+            ),
+          );
+        } finally {
+          await running.stop();
+        }
+      }
+    }
+    report(
+      `turns-pg: ${TURNS} turns over ${SCOPES} scopes, ${INFLIGHT} in flight; keel's api + worker processes and all PostgreSQL backends from /proc`,
+      rows,
+      { name: 'turns-pg', turns: TURNS, scopes: SCOPES, inflight: INFLIGHT },
+    );
+  } finally {
+    await stopChild(model);
+    for (const schema of schemas) await dropPostgresSchema(schema).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
