@@ -89,6 +89,23 @@ export interface paths {
     patch: operations['patchTenantsByTenant'];
     trace?: never;
   };
+  '/v1/tenants/{tenant}/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** GET /v1/tenants/{tenant}/usage */
+    get: operations['getTenantUsage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/tenants/{tenant}/tokens': {
     parameters: {
       query?: never;
@@ -382,7 +399,7 @@ export interface paths {
     };
     /**
      * GET /v1/tenants/{tenant}/changes
-     * @description Server-Sent Events: `run.queued`, `run.event`, `run.terminal` ({run_id, seq?, status?}) for every run of the tenant, and `resync` when changes may have been missed. Never ends by itself.
+     * @description Server-Sent Events: `run.queued`, `run.event`, `run.terminal` ({run_id, seq?, status?}) for every run of the tenant, `resource.changed` ({resource, name}; resource one of agent, schedule, delivery, mcp_server, wasm_tool) when one of those was written or removed, and `resync` when changes may have been missed. Never ends by itself.
      */
     get: operations['getTenantChanges'];
     put?: never;
@@ -916,7 +933,9 @@ export interface components {
               | 'OUTPUT_INVALID'
               | 'EFFECT_OUTCOME_UNKNOWN'
               | 'CANCELLED'
-              | 'INTERNAL';
+              | 'INTERNAL'
+              | 'CONTEXT_EXCEEDED'
+              | 'BUDGET_EXCEEDED';
             message: string;
           } & {
             [key: string]: unknown;
@@ -2037,8 +2056,13 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          metadata: {
+          metadata?: {
             [key: string]: components['schemas']['JsonValueInput'];
+          };
+          /** @description the tenant's daily budget (UTC day): new turns get 429 BUDGET_EXCEEDED past it */
+          limits?: {
+            daily_tokens?: number | null;
+            daily_cost_usd?: number | null;
           };
           /** @description updated_at as last read; 409 CONFLICT when the tenant changed since */
           if_updated_at?: string;
@@ -2181,6 +2205,179 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: 'UNSUPPORTED_MEDIA_TYPE';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description RATE_LIMITED: too many requests */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'RATE_LIMITED';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description INTERNAL: internal error */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'INTERNAL';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description OVERLOADED: the server is overloaded; STORE_UNAVAILABLE: the store is unavailable */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'OVERLOADED' | 'STORE_UNAVAILABLE';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  getTenantUsage: {
+    parameters: {
+      query?: {
+        /** @description first UTC day (default: 29 days before to) */
+        from?: string;
+        /** @description last UTC day, inclusive (default: today) */
+        to?: string;
+        group_by?: 'agent' | 'day' | 'model' | 'thread' | 'run';
+      };
+      header?: never;
+      path: {
+        /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
+        tenant: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            from: string;
+            to: string;
+            /** @enum {string} */
+            group_by: 'agent' | 'day' | 'model' | 'thread' | 'run';
+            groups: ({
+              input_tokens: number;
+              output_tokens: number;
+              total_tokens: number;
+              model_calls: number;
+              cost_usd: number;
+              key: string;
+            } & {
+              [key: string]: unknown;
+            })[];
+            total: {
+              input_tokens: number;
+              output_tokens: number;
+              total_tokens: number;
+              model_calls: number;
+              cost_usd: number;
+            } & {
+              [key: string]: unknown;
+            };
+            limits: {
+              daily_tokens: number | null;
+              daily_cost_usd: number | null;
+            } & {
+              [key: string]: unknown;
+            };
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description VALIDATION_FAILED: the request is not valid */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'VALIDATION_FAILED';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description UNAUTHENTICATED: a valid bearer token is required */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'UNAUTHENTICATED';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description CROSS_SITE_REQUEST: cross-site requests are refused; FORBIDDEN: this token may not do that; HOST_NOT_ALLOWED: without an admin token only loopback Host headers are accepted */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'CROSS_SITE_REQUEST' | 'FORBIDDEN' | 'HOST_NOT_ALLOWED';
+              message: string;
+              request_id: string;
+            };
+          };
+        };
+      };
+      /** @description TENANT_NOT_FOUND: tenant not found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            error: {
+              /** @enum {string} */
+              code: 'TENANT_NOT_FOUND';
               message: string;
               request_id: string;
             };
@@ -3089,6 +3286,12 @@ export interface operations {
           require_approval?: string[];
           /** @description a pending approval is denied with APPROVAL_TIMEOUT after this; absent = never */
           approval_timeout_ms?: number;
+          /** @description model input budget; oldest turns are summarised past it (docs/compaction.md) */
+          context_tokens?: number;
+          /** @description run budget: input + output tokens */
+          max_total_tokens?: number;
+          /** @description run budget in USD (prices) */
+          max_cost_usd?: number;
         };
       };
     };
@@ -4670,10 +4873,29 @@ export interface operations {
           };
           /** @description default: a new scope fork:<new run id> */
           scope?: string;
+          /** @description dedup as for turns: a replay answers the first fork (200, deduplicated) */
+          request_id?: string;
         };
       };
     };
     responses: {
+      /** @description Default Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            run_id: string;
+            scope: string;
+            /** @enum {string} */
+            status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+            forked_from: string;
+            at_step: number;
+            deduplicated: boolean;
+          };
+        };
+      };
       /** @description Default Response */
       202: {
         headers: {
@@ -4687,6 +4909,7 @@ export interface operations {
             status: 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
             forked_from: string;
             at_step: number;
+            deduplicated: boolean;
           };
         };
       };

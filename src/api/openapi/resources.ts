@@ -252,3 +252,25 @@ export const runAcceptedSchema = z.looseObject({
 });
 
 export { nextCursor };
+
+/** Tokens and cost of a usage group or range (src/store/rules/usage.ts UsageTotals). */
+const usageTotalsSchema = z.looseObject({
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  model_calls: z.number().int(),
+  cost_usd: z.number(),
+});
+
+/** GET T/usage: groups of the usage ledger and the tenant's daily budget. */
+export const tenantUsageSchema = z.looseObject({
+  from: z.string(),
+  to: z.string(),
+  group_by: z.enum(['agent', 'day', 'model', 'thread', 'run']),
+  groups: z.array(usageTotalsSchema.extend({ key: z.string() })),
+  total: usageTotalsSchema,
+  limits: z.looseObject({
+    daily_tokens: z.number().int().nullable(),
+    daily_cost_usd: z.number().nullable(),
+  }),
+});

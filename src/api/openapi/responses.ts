@@ -23,6 +23,7 @@ import {
   threadSchema,
   threadSummarySchema,
   toolDescriptionSchema,
+  tenantUsageSchema,
   traceEventSchema,
   wasmToolSchema,
   webhookSchema,
@@ -103,6 +104,7 @@ export const DOCUMENTED_RESPONSES: Record<string, Record<number, DocumentedRespo
   'POST /v1/tenants': upsert(one('tenant', tenantSchema)),
   [`GET ${T}`]: { 200: one('tenant', tenantSchema) },
   [`PATCH ${T}`]: { 200: one('tenant', tenantSchema) },
+  [`GET ${T}/usage`]: { 200: tenantUsageSchema },
   [`GET ${T}/tokens`]: { 200: list('tokens', tokenSchema) },
   [`POST ${T}/tokens`]: {
     201: z.looseObject({
