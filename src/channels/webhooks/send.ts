@@ -26,22 +26,9 @@ export interface SendSettings {
  * T/runs/:run_id/approvals/:call_id.
  */
 export function webhookBody(delivery: ClaimedDelivery, tenant: string, now: Date): string {
-  if (delivery.kind === 'approval') {
-    return JSON.stringify({
-      type: 'run.approval_requested',
-      timestamp: now.toISOString(),
-      data: {
-        tenant,
-        run_id: delivery.run_id,
-        delivery_id: delivery.delivery_id,
-        destination: delivery.destination,
-        attempt: delivery.attempt,
-        approval: delivery.payload,
-      },
-    });
-  }
+  const approval = delivery.kind === 'approval';
   return JSON.stringify({
-    type: 'run.output',
+    type: approval ? 'run.approval_requested' : 'run.output',
     timestamp: now.toISOString(),
     data: {
       tenant,
@@ -49,7 +36,7 @@ export function webhookBody(delivery: ClaimedDelivery, tenant: string, now: Date
       delivery_id: delivery.delivery_id,
       destination: delivery.destination,
       attempt: delivery.attempt,
-      output: delivery.payload,
+      [approval ? 'approval' : 'output']: delivery.payload,
     },
   });
 }
