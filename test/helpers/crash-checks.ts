@@ -81,15 +81,19 @@ export function emptyFindings(): Findings {
 
 const TERMINAL_EVENTS = ['run.succeeded', 'run.failed', 'run.cancelled'];
 
-/** Attempt of each trace event (the latest `run.claimed` before it) and of each pid. */
+/**
+ * Attempt of each trace event (the latest `run.claimed` before it), the claims of each
+ * pid (one process may claim a run again after its own lease lapsed under load) and the
+ * claiming pids in order.
+ */
 function attemptsOf(trace: TraceEvent[]): {
   eventAttempt: number[];
-  pidAttempt: Map<number, number>;
+  pidClaims: Map<number, { attempt: number; at: number }[]>;
   claimPids: number[];
 } {
   let attempt = 0;
   const eventAttempt: number[] = [];
-  const pidAttempt = new Map<number, number>();
+  const pidClaims = new Map<number, { attempt: number; at: number }[]>();
   const claimPids: number[] = [];
   for (const event of trace) {
     if (event.type === 'run.claimed') {
@@ -97,12 +101,26 @@ function attemptsOf(trace: TraceEvent[]): {
       // The worker name is `<hostname>:<pid>:<random>` (runtime/worker.ts).
       const parts = String(event.data.worker).split(':');
       const pid = Number(parts[parts.length - 2]);
-      pidAttempt.set(pid, attempt);
+      pidClaims.set(pid, [...(pidClaims.get(pid) ?? []), { attempt, at: Date.parse(event.ts) }]);
       claimPids.push(pid);
     }
     eventAttempt.push(attempt);
   }
-  return { eventAttempt, pidAttempt, claimPids };
+  return { eventAttempt, pidClaims, claimPids };
+}
+
+/**
+ * The attempt an effect ran in: its process's latest claim made before the effect
+ * started (the sink and the store read the same host clock; 1 ms for rounding).
+ */
+function attemptOfEffect(
+  claims: { attempt: number; at: number }[] | undefined,
+  tStart: number,
+): number | undefined {
+  if (!claims || claims.length === 0) return undefined;
+  let found = claims[0]?.attempt;
+  for (const claim of claims) if (claim.at <= tStart + 1) found = claim.attempt;
+  return found;
 }
 
 export interface RunCheck {
@@ -147,7 +165,7 @@ export async function checkRun(
   }
   const trace = (await store.getTrace(tenant, runId, 0, 10_000)) ?? [];
   const entries = await store.loadEntries(runId);
-  const { eventAttempt, pidAttempt, claimPids } = attemptsOf(trace);
+  const { eventAttempt, pidClaims, claimPids } = attemptsOf(trace);
 
   // Resume policy: which calls a resumed attempt found in flight with an unknown outcome.
   const uncertainCalls = new Set<string>();
@@ -222,7 +240,7 @@ export async function checkRun(
       f.key_mismatch += 1;
       problem(`I4: key ${effect.idempotency_key} for ${effect.call_id}`);
     }
-    const attempt = pidAttempt.get(effect.pid);
+    const attempt = attemptOfEffect(pidClaims.get(effect.pid), effect.t_start);
     const recorded = recordedAt.get(effect.call_id);
     if (attempt === undefined) problem(`sink: pid ${effect.pid} claimed no attempt`);
     else if (recorded !== undefined && attempt > recorded) {
