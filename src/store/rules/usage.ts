@@ -81,7 +81,11 @@ export function secondsToNextDay(ms: number): number {
 }
 
 /** The journal events that record a model call's usage. */
-const USAGE_EVENT_TYPES: ReadonlySet<string> = new Set(['model.response', 'context.compacted']);
+const USAGE_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'model.response',
+  'context.compacted',
+  'memory.flush',
+]);
 
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
