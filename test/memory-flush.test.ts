@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ModelRequest, Provider } from '../src/providers/provider.ts';
 import { MEMORY_FLUSH_MARKER, SUMMARY_REQUEST_MARKER } from '../src/providers/provider.ts';
 import { createFixtureProvider } from '../src/providers/fixture.ts';
+import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import { RunControl } from '../src/runtime/run-control.ts';
 import { toolCallEnv, toolDefinitions } from '../src/runtime/tool-step.ts';
 import type { MemoryFlushDeps } from '../src/runtime/memory-flush.ts';
@@ -242,6 +243,36 @@ describe('memory_flush', () => {
       assert.equal(accepted.status, 201);
     } finally {
       await keel.close();
+    }
+  });
+
+  it('the fixture model over the wire answers a flush request with one memory_put call', async () => {
+    const server = await startFixtureServer();
+    try {
+      const response = await fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'fixture',
+          messages: [
+            { role: 'system', content: `${MEMORY_FLUSH_MARKER} write facts` },
+            { role: 'user', content: 'user: my name is Ada\n\nassistant: hello Ada' },
+          ],
+        }),
+      });
+      const body = (await response.json()) as {
+        choices: {
+          message: { tool_calls?: { function: { name: string; arguments: string } }[] };
+        }[];
+      };
+      const calls = body.choices[0]?.message.tool_calls ?? [];
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0]?.function.name, 'memory_put');
+      assert.deepEqual(JSON.parse(calls[0]?.function.arguments ?? ''), {
+        text: 'the user said: "my name is Ada"',
+      });
+    } finally {
+      await server.close();
     }
   });
 });

@@ -91,7 +91,7 @@ export function createFixtureProvider(): Provider {
             }))
           : [];
       const text = flushing
-        ? 'flushed'
+        ? ''
         : summarising
           ? fixtureSummary(conversation.userText)
           : decision.kind === 'answer'

@@ -93,7 +93,7 @@ function count(value: unknown): number {
 
 /**
  * The usage a progress write's events add, summed per model. Only model calls count
- * (`model.response`, and `context.compacted` for its summary call); a missing model is
+ * (`model.response`, `context.compacted` for its summary call, `memory.flush`); a missing model is
  * "unknown", a missing or bad cost is 0.
  */
 export function usageOfEvents(
