@@ -10,6 +10,7 @@ import type { ModelRequest, Provider } from '../src/providers/provider.ts';
 import { MEMORY_FLUSH_MARKER, SUMMARY_REQUEST_MARKER } from '../src/providers/provider.ts';
 import { createFixtureProvider } from '../src/providers/fixture.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
+import { EventPrinter } from '../src/cli/event-printer.ts';
 import { RunControl } from '../src/runtime/run-control.ts';
 import { toolCallEnv, toolDefinitions } from '../src/runtime/tool-step.ts';
 import type { MemoryFlushDeps } from '../src/runtime/memory-flush.ts';
@@ -274,5 +275,15 @@ describe('memory_flush', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('keel turn --stream / keel chat print a memory flush as one line', () => {
+    let out = '';
+    const printer = new EventPrinter((text) => (out += text));
+    printer.take({
+      type: 'memory.flushed',
+      data: { step: 1, results: [{ ok: true }, { ok: false }] },
+    });
+    assert.equal(out, '  (memory flushed before compaction: 1 of 2 facts written)\n');
   });
 });
