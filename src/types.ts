@@ -66,6 +66,8 @@ export interface AgentSpec {
   /** Run budgets: input + output tokens / USD across the run (BUDGET_EXCEEDED). */
   max_total_tokens?: number;
   max_cost_usd?: number;
+  /** Before a compaction folds turns: one step to write lasting facts to memory. */
+  memory_flush?: boolean;
 }
 
 export type AgentRecall = { namespace: string; k: number };
@@ -186,7 +188,22 @@ export type EntryBody =
   | { kind: 'user'; body: { text: string; payload: JsonObject; steer_id?: string } }
   | { kind: 'assistant'; body: AssistantBody }
   | { kind: 'tool_result'; body: ToolResultBody }
-  | { kind: 'note'; body: { text: string; compaction?: CompactionRecord } };
+  | {
+      kind: 'note';
+      body: { text: string; compaction?: CompactionRecord; memory_flush?: MemoryFlushRecord };
+    };
+
+/** A memory flush before a compaction (src/runtime/memory-flush.ts; docs/compaction.md). */
+export type MemoryFlushRecord = {
+  /** The model step whose compaction it precedes, and the oldest turn to be folded. */
+  step: number;
+  from_run_id: string;
+  through_run_id: string;
+  /** `called`: the flush call's tool calls, recorded before they run; `done`: their results. */
+  phase: 'called' | 'done';
+  calls: ToolCall[];
+  results?: { call_id: string; name: string; ok: boolean; error?: string }[];
+};
 
 /** What one compaction folded (the `context.compacted` event; docs/compaction.md). */
 export type CompactionRecord = {

@@ -97,6 +97,10 @@ export const agentSpecSchema = z
       .optional()
       .describe('run budget: input + output tokens'),
     max_cost_usd: z.number().positive().max(1e6).optional().describe('run budget in USD (prices)'),
+    memory_flush: z
+      .boolean()
+      .optional()
+      .describe('before a compaction folds turns, one step to write lasting facts to memory'),
   })
   .describe('agent definition (application/json or application/toml)');
 

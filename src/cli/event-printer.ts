@@ -72,6 +72,14 @@ export class EventPrinter {
           `  (context compacted: ${data.turns} older turns summarised, ~${data.tokens_before} → ~${data.tokens_after} tokens)`,
         );
         return;
+      case 'memory.flushed': {
+        const results = Array.isArray(data.results) ? (data.results as { ok?: boolean }[]) : [];
+        const written = results.filter((result) => result.ok === true).length;
+        this.line(
+          `  (memory flushed before compaction: ${written} of ${results.length} facts written)`,
+        );
+        return;
+      }
       case 'run.resumed':
         this.line(`  (resumed: attempt ${data.attempt}, ${data.entries_loaded} entries loaded)`);
         return;

@@ -3292,6 +3292,8 @@ export interface operations {
           max_total_tokens?: number;
           /** @description run budget in USD (prices) */
           max_cost_usd?: number;
+          /** @description before a compaction folds turns, one step to write lasting facts to memory */
+          memory_flush?: boolean;
         };
       };
     };

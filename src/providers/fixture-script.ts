@@ -232,3 +232,13 @@ export function fixtureSummary(transcript: string): string {
     : '';
   return `summary of ${paragraphs.length} messages${earlier}: ${users.length} from the user, first ${quote(users[0])}, last ${quote(users[users.length - 1])}`;
 }
+
+/**
+ * The fact the fixture model writes for a memory flush request (docs/fixture-model.md):
+ * the first user message of the transcript, quoted.
+ */
+export function fixtureFlushFact(transcript: string): string {
+  const first = transcript.split('\n\n').find((paragraph) => paragraph.startsWith('user: '));
+  const quoted = (first ?? transcript).replace(/^user: /, '').slice(0, SUMMARY_QUOTE);
+  return `the user said: ${JSON.stringify(quoted)}`;
+}

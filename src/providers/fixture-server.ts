@@ -16,13 +16,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   decideFixtureStep,
   fixtureOverflow,
+  fixtureFlushFact,
   fixtureSummary,
   parseFixtureScript,
   ScriptedFailures,
   splitIntoChunks,
 } from './fixture-script.ts';
 import type { WireAnswer, WireMessage } from './fixture-wire.ts';
-import { SUMMARY_REQUEST_MARKER } from './provider.ts';
+import { MEMORY_FLUSH_MARKER, SUMMARY_REQUEST_MARKER } from './provider.ts';
 import { completionChunks, completionJson, wireConversation } from './fixture-wire.ts';
 import { HASH_DIMENSION, hashEmbed } from '../memory/embedders/hash.ts';
 
@@ -126,12 +127,13 @@ export async function startFixtureServer(
     const model = typeof request.model === 'string' ? request.model : 'fixture';
     const conversation = wireConversation(messages);
     const first = messages[0];
-    const summarising =
-      first?.role === 'system' &&
-      typeof first.content === 'string' &&
-      first.content.startsWith(SUMMARY_REQUEST_MARKER);
+    const system =
+      first?.role === 'system' && typeof first.content === 'string' ? first.content : '';
+    const summarising = system.startsWith(SUMMARY_REQUEST_MARKER);
+    // A memory flush request (memory-flush.ts): one memory_put call, no directives.
+    const flushing = system.startsWith(MEMORY_FLUSH_MARKER);
     // A compaction's summarising request is answered by the summary rule, no directives.
-    const script = parseFixtureScript(summarising ? '' : conversation.userText);
+    const script = parseFixtureScript(summarising || flushing ? '' : conversation.userText);
     const overflow = fixtureOverflow(script, tokens(JSON.stringify(messages)));
     if (overflow !== null) {
       throw new HttpFailure(400, overflow, 'invalid_request_error', 'context_length_exceeded');
@@ -159,15 +161,24 @@ export async function startFixtureServer(
 
     const step = conversation.steps + 1;
     const decision = decideFixtureStep(script, conversation);
-    const calls =
-      decision.kind === 'calls'
+    const calls = flushing
+      ? [
+          {
+            id: 'flush_1',
+            name: 'memory_put',
+            arguments: JSON.stringify({ text: fixtureFlushFact(conversation.userText) }),
+          },
+        ]
+      : decision.kind === 'calls'
         ? decision.calls.map((call, index) => ({ ...call, id: `call_${step}_${index + 1}` }))
         : [];
-    const text = summarising
-      ? fixtureSummary(conversation.userText)
-      : decision.kind === 'answer'
-        ? decision.text
-        : '';
+    const text = flushing
+      ? ''
+      : summarising
+        ? fixtureSummary(conversation.userText)
+        : decision.kind === 'answer'
+          ? decision.text
+          : '';
     sequence += 1;
     const answer: WireAnswer = {
       id: `chatcmpl-fixture-${sequence}`,

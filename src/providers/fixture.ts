@@ -13,10 +13,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AssistantBody, ToolCall } from '../types.ts';
 import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
-import { ProviderError, SUMMARY_REQUEST_MARKER } from './provider.ts';
+import { MEMORY_FLUSH_MARKER, ProviderError, SUMMARY_REQUEST_MARKER } from './provider.ts';
 import {
   decideFixtureStep,
   fixtureConversation,
+  fixtureFlushFact,
   fixtureOverflow,
   fixtureSummary,
   fixtureTokens,
@@ -45,8 +46,10 @@ export function createFixtureProvider(): Provider {
     async complete(request: ModelRequest): Promise<ModelResponse> {
       const conversation = fixtureConversation(request.entries);
       // A compaction's summarising request is answered by the summary rule, no directives.
+      // A memory flush request likewise (memory-flush.ts): one memory_put call.
+      const flushing = request.system.startsWith(MEMORY_FLUSH_MARKER);
       const summarising = request.system.startsWith(SUMMARY_REQUEST_MARKER);
-      const script = parseFixtureScript(summarising ? '' : conversation.userText);
+      const script = parseFixtureScript(summarising || flushing ? '' : conversation.userText);
       if (request.signal.aborted) throw abortError();
       const overflow = fixtureOverflow(script, tokens(inputText(request)));
       if (overflow !== null) {
@@ -72,19 +75,28 @@ export function createFixtureProvider(): Provider {
 
       const step = conversation.steps + 1;
       const decision = decideFixtureStep(script, conversation);
-      const toolCalls: ToolCall[] =
-        decision.kind === 'calls'
+      const toolCalls: ToolCall[] = flushing
+        ? [
+            {
+              call_id: 'flush_1',
+              name: 'memory_put',
+              arguments: JSON.stringify({ text: fixtureFlushFact(conversation.userText) }),
+            },
+          ]
+        : decision.kind === 'calls'
           ? decision.calls.map((call, index) => ({
               call_id: `call_${step}_${index + 1}`,
               name: call.name,
               arguments: call.arguments,
             }))
           : [];
-      const text = summarising
-        ? fixtureSummary(conversation.userText)
-        : decision.kind === 'answer'
-          ? decision.text
-          : '';
+      const text = flushing
+        ? ''
+        : summarising
+          ? fixtureSummary(conversation.userText)
+          : decision.kind === 'answer'
+            ? decision.text
+            : '';
 
       if (decision.kind === 'answer' && script.streamChunks > 0 && request.onDelta) {
         for (const chunk of splitIntoChunks(text, script.streamChunks)) {

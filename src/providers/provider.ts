@@ -82,6 +82,12 @@ export class ProviderError extends Error {
 export const SUMMARY_REQUEST_MARKER = '[keel:summarize]';
 
 /**
+ * Marks the memory flush request before a compaction (src/runtime/memory-flush.ts): the
+ * system prompt starts with it; the fixture model answers with one `memory_put` call.
+ */
+export const MEMORY_FLUSH_MARKER = '[keel:memory-flush]';
+
+/**
  * 408, 409 (lock timeouts), 429 and every 5xx may pass on retry; other statuses will not.
  * The default of the AI SDK's APICallError.isRetryable, for errors keel raises itself
  * (the fixture model); errors from the SDK carry their own decision (provider-errors.ts).

@@ -30,6 +30,8 @@ import { countUsage, pricedUsage } from './usage-prices.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
 import type { RunControl } from './run-control.ts';
+import type { FoldPlan } from './memory-flush.ts';
+import { isFlushNote } from './memory-flush.ts';
 import type { TokenCounter } from './token-count.ts';
 import { MESSAGE_OVERHEAD, contextBudget } from './token-count.ts';
 
@@ -58,6 +60,8 @@ export interface CompactionDeps {
   now: () => number;
   figures: RunFigures;
   checkpoint(entries: EntryBody[], events: RunEvent[]): Promise<void>;
+  /** `memory_flush` (memory-flush.ts): runs before turns are folded; 'stopped' = go round. */
+  beforeFold?: (entries: readonly RunEntry[], plan: FoldPlan) => Promise<'stopped' | null>;
 }
 
 /** `again`: the loop goes round (a compaction was recorded, or the run must stop). */
@@ -85,9 +89,21 @@ export function recordedFolds(entries: readonly RunEntry[]): ThreadFold[] {
   return folds;
 }
 
-/** The entries a provider gets: compaction notes are context, not conversation. */
+/** The entries a provider gets: compaction and memory flush notes are not conversation. */
 export function modelEntries(entries: readonly RunEntry[]): RunEntry[] {
-  return entries.filter((entry) => compactionOf(entry) === undefined);
+  return entries.filter((entry) => compactionOf(entry) === undefined && !isFlushNote(entry));
+}
+
+/** The folded turns as the summarising (and memory flush) call reads them. */
+function transcriptOf(messages: readonly ThreadMessage[], share: number): string {
+  const whole = messages
+    .map((message) =>
+      message.summary
+        ? `(summary of earlier turns): ${message.content.slice(SUMMARY_PREFIX.length)}`
+        : `${message.role}: ${message.content}`,
+    )
+    .join('\n\n');
+  return share < 1 ? whole.slice(0, Math.floor(whole.length * share * 0.9)) : whole;
 }
 
 export class ContextKeeper {
@@ -118,7 +134,7 @@ export class ContextKeeper {
       ? (this.fixedExact ??= counter.fixed(this.deps.system, this.deps.tools, true))
       : (this.fixedBound ??= counter.fixed(this.deps.system, this.deps.tools, false));
     for (const message of this.context) total += counter.message(message, exact);
-    for (const entry of entries) total += counter.entry(entry, exact);
+    for (const entry of entries) if (!isFlushNote(entry)) total += counter.entry(entry, exact);
     return total;
   }
 
@@ -212,7 +228,7 @@ export class ContextKeeper {
     const folded = turns.slice(0, fold);
     // One turn longer than that is summarised from its beginning.
     const share = foldTokens > readable ? readable / foldTokens : 1;
-    return this.summarise(folded, { step, reason, before, summaryMax, share });
+    return this.summarise(folded, { step, reason, before, summaryMax, share, entries });
   }
 
   private async summarise(
@@ -224,6 +240,7 @@ export class ContextKeeper {
       summaryMax: number;
       /** The share of the transcript the summarising call can read (1 = all). */
       share: number;
+      entries: readonly RunEntry[];
     },
   ): Promise<FitResult> {
     const { deps } = this;
@@ -231,16 +248,14 @@ export class ContextKeeper {
     const first = folded[0];
     const last = folded[folded.length - 1];
     if (!first || !last) return null;
-    const whole = messages
-      .map((message) =>
-        message.summary
-          ? `(summary of earlier turns): ${message.content.slice(SUMMARY_PREFIX.length)}`
-          : `${message.role}: ${message.content}`,
-      )
-      .join('\n\n');
-    const transcript =
-      plan.share < 1 ? whole.slice(0, Math.floor(whole.length * plan.share * 0.9)) : whole;
+    const transcript = transcriptOf(messages, plan.share);
     const runId = last.runId;
+    if (deps.beforeFold) {
+      const flush = { step: plan.step, from_run_id: first.runId, through_run_id: runId };
+      if ((await deps.beforeFold(plan.entries, { ...flush, transcript })) === 'stopped') {
+        return 'again';
+      }
+    }
     const result = await callModel({
       provider: deps.resolved.provider,
       request: {

@@ -85,6 +85,29 @@ export type RunEvent =
         cost_usd?: number;
         latency_ms: number;
       };
+    }
+  /** The memory flush call before a compaction, its tool calls recorded (memory-flush.ts). */
+  | {
+      type: 'memory.flush';
+      data: {
+        step: number;
+        from_run_id: string;
+        through_run_id: string;
+        calls: { call_id: string; name: string }[];
+        usage: { input_tokens: number; output_tokens: number };
+        model?: string;
+        cost_usd?: number;
+        latency_ms: number;
+      };
+    }
+  /** The flush's tool calls ran (or the flush call failed: `error`). */
+  | {
+      type: 'memory.flushed';
+      data: {
+        step: number;
+        results: { call_id: string; name: string; ok: boolean; error?: string }[];
+        error?: { code: string; message: string };
+      };
     };
 
 export type LiveEvent = { type: 'model.delta'; data: { step: number; text: string } };

@@ -16,6 +16,8 @@ import type { Agent, EntryBody, RunFigures, RunOutcome } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import { contextTurns, systemPrompt, userText } from './model-input.ts';
 import { ContextKeeper } from './compaction.ts';
+import type { MemoryFlushDeps } from './memory-flush.ts';
+import { memoryFlush } from './memory-flush.ts';
 import { TokenCounter } from './token-count.ts';
 import { recallForTurn } from './recall.ts';
 import type { ModelStepDeps } from './model-step.ts';
@@ -262,7 +264,30 @@ class RunAttempt {
       now: this.now,
       figures: this.figures,
       checkpoint: (entries, events) => this.checkpoint(entries, events),
+      ...(this.agent.memory_flush && {
+        beforeFold: (entries, plan) => memoryFlush(this.flushDeps(resolved), entries, plan),
+      }),
     });
+  }
+
+  private flushDeps(resolved: ResolvedModel): MemoryFlushDeps {
+    const { metrics, retry, prices } = this.deps;
+    const checkpoint = this.modelStepDeps(resolved).checkpoint;
+    const env = () => this.toolStepDeps().env;
+    const { agent, toolDefinitions: tools, control, now, figures } = this;
+    return {
+      resolved,
+      agent,
+      tools,
+      env,
+      control,
+      metrics,
+      now,
+      figures,
+      checkpoint,
+      ...(retry && { retry }),
+      ...(prices && { prices }),
+    };
   }
 
   private toolStepDeps(): ToolStepDeps {

@@ -10,6 +10,7 @@ import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
 import type { AgentStore } from '../../store/store.ts';
 import type { KnownNamesFor } from '../../tools/known-names.ts';
 import { assertAgentNamesKnown } from '../../tools/known-names.ts';
+import { memoryFlushProblem } from '../../runtime/memory-flush.ts';
 
 type Deps = ApiDepsWith<AgentStore>;
 
@@ -40,6 +41,10 @@ export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFo
     async (request, reply) => {
       const { tenant, agent: name } = request.params;
       await assertAgentNamesKnown(knownNamesFor, tenant, request.body);
+      const flushProblem = memoryFlushProblem(request.body);
+      if (flushProblem) {
+        throw new KeelError('VALIDATION_FAILED', flushProblem, { fields: ['body.memory_flush'] });
+      }
       const { agent, created } = await store.putAgent(tenant, name, request.body);
       return reply.code(created ? 201 : 200).send({ agent });
     },

@@ -81,7 +81,11 @@ export function secondsToNextDay(ms: number): number {
 }
 
 /** The journal events that record a model call's usage. */
-const USAGE_EVENT_TYPES: ReadonlySet<string> = new Set(['model.response', 'context.compacted']);
+const USAGE_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'model.response',
+  'context.compacted',
+  'memory.flush',
+]);
 
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
@@ -89,7 +93,7 @@ function count(value: unknown): number {
 
 /**
  * The usage a progress write's events add, summed per model. Only model calls count
- * (`model.response`, and `context.compacted` for its summary call); a missing model is
+ * (`model.response`, `context.compacted` for its summary call, `memory.flush`); a missing model is
  * "unknown", a missing or bad cost is 0.
  */
 export function usageOfEvents(
