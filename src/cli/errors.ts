@@ -3,7 +3,6 @@
 
 import { isKeelError } from '../errors.ts';
 import { KeelApiError } from '../client/index.ts';
-import { ApiError } from './client.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -24,7 +23,7 @@ export function exitCodeFor(error: unknown, write: (line: string) => void): numb
     return 2;
   }
   // The API's own code and message (client commands talking to a server).
-  if (error instanceof ApiError || error instanceof KeelApiError) {
+  if (error instanceof KeelApiError) {
     write(`keel: ${error.code}: ${error.message}`);
     return 1;
   }
