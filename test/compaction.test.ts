@@ -13,7 +13,7 @@ import type { ModelRequest } from '../src/providers/provider.ts';
 import { SUMMARY_REQUEST_MARKER } from '../src/providers/provider.ts';
 import { fixtureSummary } from '../src/providers/fixture-script.ts';
 import { SUMMARY_PREFIX, foldMessages } from '../src/store/rules/threads.ts';
-import { createClient } from '../src/cli/client.ts';
+import { createKeelClient } from '../src/client/index.ts';
 import { EventPrinter } from '../src/cli/event-printer.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
@@ -173,24 +173,20 @@ describe('compaction over the openai-compatible wire (keel fixture-model --liste
       toml: `[memory]\nembedder = "hash"\n[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\n`,
     });
     try {
-      const client = createClient({ url: keel.url, token: null, tenant: 'cw' });
-      await client.request('POST', '/v1/tenants', { name: 'cw' });
-      await client.request('PUT', client.tenantPath('/agents/a'), {
+      const client = createKeelClient({ baseUrl: keel.url });
+      await client.tenants.create({ name: 'cw' });
+      await client.agents.put('cw', 'a', {
         model: 'local/fixture',
         allowed_families: [],
       });
       const runTurn = async (text: string) => {
         const body = { agent: 'a', scope: 'w', payload: { text } };
-        const created = await client.request('POST', client.tenantPath('/turns'), body);
-        const path = `/runs/${created.run_id}/wait?timeout_ms=20000`;
-        const done = await client.request('GET', client.tenantPath(path));
-        const trace = await client.request(
-          'GET',
-          client.tenantPath(`/runs/${created.run_id}/trace`),
-        );
+        const created = await client.turns.submit('cw', body);
+        const done = await client.turns.wait('cw', created.run_id, 20_000);
+        const trace = await client.runs.trace('cw', created.run_id);
         return {
           run: done.run,
-          events: trace.events as { type: string; data: Record<string, unknown> }[],
+          events: trace.events as unknown as { type: string; data: Record<string, unknown> }[],
         };
       };
       for (let turn = 1; turn <= 5; turn++) {
@@ -203,9 +199,9 @@ describe('compaction over the openai-compatible wire (keel fixture-model --liste
       assert.equal(compacted.length, 1);
       assert.equal(compacted[0]?.data.reason, 'context_length_exceeded');
       assert.equal(model.stats.requests - before, 3, 'refused, summary, retried');
-      const thread = await client.request('GET', client.tenantPath('/threads/a/w'));
+      const thread = await client.threads.get('cw', 'a', 'w');
       assert.match(
-        String(thread.messages[0].content),
+        String((thread.messages as { content: unknown }[])[0]?.content),
         /^\[keel\] Summary of the earlier conversation: summary of \d+ messages/,
       );
     } finally {

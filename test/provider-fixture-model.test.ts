@@ -6,8 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KeelClient } from '../src/cli/client.ts';
-import { createClient } from '../src/cli/client.ts';
+import type { KeelClient } from '../src/client/index.ts';
+import { createKeelClient } from '../src/client/index.ts';
 import type { FixtureServer } from '../src/providers/fixture-server.ts';
 import { startFixtureServer } from '../src/providers/fixture-server.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
@@ -28,9 +28,9 @@ before(async () => {
     toml: `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"\n`,
     env: { LOCAL_KEY: KEY },
   });
-  client = createClient({ url: keel.url, token: null, tenant: 'fm' });
-  await client.request('POST', '/v1/tenants', { name: 'fm' });
-  await client.request('PUT', client.tenantPath('/agents/a'), { model: 'local/fixture' });
+  client = createKeelClient({ baseUrl: keel.url });
+  await client.tenants.create({ name: 'fm' });
+  await client.agents.put('fm', 'a', { model: 'local/fixture' });
 });
 
 after(async () => {
@@ -39,19 +39,12 @@ after(async () => {
 });
 
 async function runTurn(text: string, scope: string) {
-  const created = await client.request('POST', client.tenantPath('/turns'), {
-    agent: 'a',
-    scope,
-    payload: { text },
-  });
-  const done = await client.request(
-    'GET',
-    client.tenantPath(`/runs/${created.run_id}/wait?timeout_ms=20000`),
-  );
-  const trace = await client.request('GET', client.tenantPath(`/runs/${created.run_id}/trace`));
+  const created = await client.turns.submit('fm', { agent: 'a', scope, payload: { text } });
+  const done = await client.turns.wait('fm', created.run_id, 20_000);
+  const trace = await client.runs.trace('fm', created.run_id);
   return {
     run: done.run,
-    events: trace.events as { type: string; data: Record<string, unknown> }[],
+    events: trace.events as unknown as { type: string; data: Record<string, unknown> }[],
   };
 }
 
@@ -62,7 +55,7 @@ describe('openai-compatible provider × keel fixture-model', () => {
       'tools',
     );
     assert.equal(run.status, 'succeeded');
-    assert.equal(run.output.reply, 'echo: hello\ncalc_eval: {"expression":"6*7","value":42}');
+    assert.equal(run.output?.reply, 'echo: hello\ncalc_eval: {"expression":"6*7","value":42}');
     const responses = events.filter((e) => e.type === 'model.response');
     assert.equal(responses.length, 2);
     assert.equal(responses[0]?.data.finish_reason, 'tool_calls');
@@ -94,8 +87,8 @@ describe('openai-compatible provider × keel fixture-model', () => {
     const before = model.stats.requests;
     const { run, events } = await runTurn('@fail 1 400\nbad request', 'r400');
     assert.equal(run.status, 'failed');
-    assert.equal(run.error.code, 'PROVIDER_ERROR');
-    assert.match(run.error.message, /status 400.*scripted failure 1 of 1/);
+    assert.equal(run.error?.code, 'PROVIDER_ERROR');
+    assert.match(run.error?.message ?? '', /status 400.*scripted failure 1 of 1/);
     assert.equal(events.filter((e) => e.type === 'model.retry').length, 0);
     assert.equal(model.stats.requests - before, 1);
   });
@@ -103,13 +96,13 @@ describe('openai-compatible provider × keel fixture-model', () => {
   it('cancel aborts the model call: the server sees the connection closed', async () => {
     const abandoned = model.stats.abandoned;
     const requests = model.stats.requests;
-    const created = await client.request('POST', client.tenantPath('/turns'), {
+    const created = await client.turns.submit('fm', {
       agent: 'a',
       scope: 'cancel',
       payload: { text: '@sleep 10000\nslow' },
     });
     await waitFor('the model call reached the server', () => model.stats.requests > requests);
-    await client.request('POST', client.tenantPath(`/runs/${created.run_id}/cancel`), {});
+    await client.runs.cancel('fm', created.run_id);
     await waitFor('the server saw the call abandoned', () => model.stats.abandoned > abandoned);
     assert.equal(model.stats.abandoned, abandoned + 1);
   });

@@ -4,8 +4,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KeelClient, StreamEvent } from '../src/cli/client.ts';
-import { createClient } from '../src/cli/client.ts';
+import type { KeelClient, RunEvent as StreamEvent } from '../src/client/index.ts';
+import { createKeelClient, KeelApiError } from '../src/client/index.ts';
 import { readSse } from '../src/cli/sse-reader.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
@@ -16,20 +16,40 @@ let client: KeelClient;
 const active = { store: 0, live: 0 };
 
 async function turn(text: string, scope: string): Promise<string> {
-  const created = await client.request('POST', client.tenantPath('/turns'), {
-    agent: 'a',
-    scope,
-    payload: { text },
-  });
-  return created.run_id as string;
+  const created = await client.turns.submit('sse', { agent: 'a', scope, payload: { text } });
+  return created.run_id;
+}
+
+/**
+ * One request for the stream, read until the server closes it: no reconnect and no stop
+ * at the terminal event (unlike keel/client's iterator), so a stream left open would hang
+ * the test instead of passing.
+ */
+async function* openStream(
+  runId: string,
+  options: { tenant?: string; lastEventId?: number; signal?: AbortSignal } = {},
+): AsyncGenerator<StreamEvent> {
+  const response = await fetch(
+    `${keel.url}/v1/tenants/${options.tenant ?? 'sse'}/runs/${runId}/events`,
+    {
+      headers: {
+        accept: 'text/event-stream',
+        ...(options.lastEventId !== undefined && { 'last-event-id': String(options.lastEventId) }),
+      },
+      ...(options.signal && { signal: options.signal }),
+    },
+  );
+  if (!response.ok) {
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    throw new KeelApiError(response.status, body.error.code, body.error.message, null);
+  }
+  for await (const message of readSse(response.body as ReadableStream<Uint8Array>))
+    yield JSON.parse(message.data) as StreamEvent;
 }
 
 async function collect(runId: string, lastEventId?: number): Promise<StreamEvent[]> {
   const events: StreamEvent[] = [];
-  for await (const event of client.events(
-    runId,
-    lastEventId === undefined ? {} : { lastEventId },
-  )) {
+  for await (const event of openStream(runId, lastEventId === undefined ? {} : { lastEventId })) {
     events.push(event);
   }
   return events;
@@ -59,9 +79,9 @@ before(async () => {
       off();
     };
   };
-  client = createClient({ url: keel.url, token: null, tenant: 'sse' });
-  await client.request('POST', '/v1/tenants', { name: 'sse' });
-  await client.request('PUT', client.tenantPath('/agents/a'), { model: 'fixture/x' });
+  client = createKeelClient({ baseUrl: keel.url });
+  await client.tenants.create({ name: 'sse' });
+  await client.agents.put('sse', 'a', { model: 'fixture/x' });
 });
 
 after(async () => {
@@ -84,21 +104,21 @@ describe('run events (SSE)', () => {
     assert.equal(events[0]?.type, 'run.queued');
     assert.equal(events.at(-1)?.type, 'run.succeeded');
     assert.ok(events.some((e) => e.type === 'tool.result'));
-    const trace = await client.request('GET', client.tenantPath(`/runs/${runId}/trace`));
+    const trace = await client.runs.trace('sse', runId);
     assert.deepEqual(persisted(events), trace.events, 'the stream carries exactly the trace');
   });
 
   it('a late subscriber gets the whole trace replayed, then the stream closes', async () => {
     const runId = await turn('late', 'late');
-    await client.request('GET', client.tenantPath(`/runs/${runId}/wait?timeout_ms=10000`));
+    await client.turns.wait('sse', runId, 10_000);
     const events = await collect(runId);
-    const trace = await client.request('GET', client.tenantPath(`/runs/${runId}/trace`));
+    const trace = await client.runs.trace('sse', runId);
     assert.deepEqual(events, trace.events);
   });
 
   it('Last-Event-ID resumes after that event; past the terminal event the stream closes at once', async () => {
     const runId = await turn('resume\n@call clock_now {}', 'resume');
-    await client.request('GET', client.tenantPath(`/runs/${runId}/wait?timeout_ms=10000`));
+    await client.turns.wait('sse', runId, 10_000);
     const all = await collect(runId);
     const from = all[2]?.seq ?? 0;
     const resumed = await collect(runId, from);
@@ -121,7 +141,7 @@ describe('run events (SSE)', () => {
   it('a subscriber that disconnects is cleaned up (no leaked listeners) and the run goes on', async () => {
     const runId = await turn('bye\n@sleep 400', 'disconnect');
     const controller = new AbortController();
-    const stream = client.events(runId, { signal: controller.signal });
+    const stream = openStream(runId, { signal: controller.signal });
     const first = await stream.next();
     assert.equal((first.value as StreamEvent).type, 'run.queued');
     assert.ok(active.store >= 1 && active.live >= 1, 'the open stream is subscribed');
@@ -129,16 +149,13 @@ describe('run events (SSE)', () => {
     await stream.return(undefined).catch(() => undefined);
     await settled();
     assert.deepEqual(active, { store: 0, live: 0 });
-    const done = await client.request(
-      'GET',
-      client.tenantPath(`/runs/${runId}/wait?timeout_ms=10000`),
-    );
+    const done = await client.turns.wait('sse', runId, 10_000);
     assert.equal(done.run.status, 'succeeded');
   });
 
   it('streams model.delta chunks (without an id) that add up to the answer', async () => {
     const runId = await turn('chunks please\n@stream 5\n@sleep 150', 'delta');
-    const response = await fetch(`${keel.url}${client.tenantPath(`/runs/${runId}/events`)}`);
+    const response = await fetch(`${keel.url}/v1/tenants/sse/runs/${runId}/events`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     assert.ok(response.headers.get('x-request-id'));
@@ -164,10 +181,10 @@ describe('run events (SSE)', () => {
     const collecting = collect(runId);
     // Cancel a run that is in its model call, not one still queued.
     await waitFor('the run is running', async () => {
-      const got = await client.request('GET', client.tenantPath(`/runs/${runId}`));
-      return (got.run as { status: string }).status === 'running';
+      const got = await client.runs.get('sse', runId);
+      return got.run.status === 'running';
     });
-    await client.request('POST', client.tenantPath(`/runs/${runId}/cancel`), {});
+    await client.runs.cancel('sse', runId);
     const events = await collecting;
     assert.equal(events.at(-1)?.type, 'run.cancelled');
   });
@@ -177,11 +194,10 @@ describe('run events (SSE)', () => {
     await assert.rejects(collect('0190a000-0000-7000-8000-00000000ffff'), {
       code: 'RUN_NOT_FOUND',
     });
-    await client.request('POST', '/v1/tenants', { name: 'other' });
-    const other = createClient({ url: keel.url, token: null, tenant: 'other' });
+    await client.tenants.create({ name: 'other' });
     await assert.rejects(
       async () => {
-        for await (const event of other.events(runId)) void event;
+        for await (const event of openStream(runId, { tenant: 'other' })) void event;
       },
       { code: 'RUN_NOT_FOUND', status: 404 },
     );

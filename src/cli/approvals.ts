@@ -2,9 +2,9 @@
 // tool calls waiting for a person (docs/approvals.md), over the HTTP API.
 
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 import { printList } from './table.ts';
 
 export const APPROVALS_USAGE = `keel approvals [list [--limit N] [--json] | approve <run_id> <call_id> [--note N] | deny <run_id> <call_id> [--note N]] ${CLIENT_USAGE}`;
@@ -22,14 +22,13 @@ export async function approvalsCommand(
     json: { type: 'boolean' },
   });
   const [action = 'list', runId, callId] = positionals;
-  const client = createClient(loadClientConfig(values));
+  const { keel, tenant } = connect(loadClientConfig(values));
   switch (action) {
     case 'list': {
-      const query = values.limit ? `?limit=${encodeURIComponent(values.limit)}` : '';
-      const listed = await client.request('GET', client.tenantPath(`/approvals${query}`));
+      const listed = await keel.approvals.list(tenant, values.limit ? { limit: values.limit } : {});
       printList(
         print,
-        { items: listed.approvals as Record<string, unknown>[], raw: listed },
+        { items: listed.approvals as unknown as Record<string, unknown>[], raw: listed },
         {
           json: values.json === true,
           empty: 'no approvals waiting',
@@ -50,8 +49,7 @@ export async function approvalsCommand(
     case 'approve':
     case 'deny': {
       if (!runId || !callId) throw new UsageError(`approvals ${action} needs <run_id> <call_id>`);
-      const path = `/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(callId)}`;
-      const decided = await client.request('POST', client.tenantPath(path), {
+      const decided = await keel.approvals.decide(tenant, runId, callId, {
         decision: action,
         ...(values.note !== undefined && { note: values.note }),
       });

@@ -5,18 +5,15 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 import type { ResourceSpec } from './resource.ts';
 import { LIST_FLAGS, resourceCommand } from './resource.ts';
 
-const itemPath = (path: string): string =>
-  `/artifacts/${path.split('/').map(encodeURIComponent).join('/')}`;
-
 const ARTIFACTS: ResourceSpec = {
   noun: 'artifacts',
-  listPath: () => '/artifacts',
+  list: ({ keel, tenant }, _, query) => keel.artifacts.list(tenant, query),
   listKey: 'items',
   filters: ['prefix'],
   columns: [
@@ -25,9 +22,8 @@ const ARTIFACTS: ResourceSpec = {
     { title: 'BYTES', value: (artifact) => artifact.size_bytes },
     { title: 'UPDATED', value: (artifact) => artifact.updated_at },
   ],
-  // Artifact paths keep their slashes: each segment is encoded on its own.
-  itemPath: (_, path) => itemPath(path),
-  get: false,
+  // No JSON get: an artifact's body is bytes (artifactsCommand below).
+  remove: ({ keel, tenant }, _, path) => keel.artifacts.delete(tenant, path),
 };
 
 // A few common types by extension; anything else is sent as bytes (--type overrides).
@@ -61,9 +57,9 @@ export async function artifactsCommand(
   });
   const [, path, file] = positionals;
   if (!path || (action === 'put' && !file)) throw new UsageError(`usage: ${ARTIFACTS_USAGE}`);
-  const client = createClient(loadClientConfig(values));
+  const { keel, tenant } = connect(loadClientConfig(values));
   if (action === 'get') {
-    const bytes = await client.bytes('GET', client.tenantPath(itemPath(path)));
+    const { body: bytes } = await keel.artifacts.get(tenant, path);
     if (values.out === undefined) writeBytes(bytes);
     else {
       await writeFile(values.out, bytes);
@@ -74,7 +70,7 @@ export async function artifactsCommand(
   const bytes = await readFile(file as string);
   const type =
     values.type ?? TYPES[extname(file as string).toLowerCase()] ?? 'application/octet-stream';
-  await client.bytes('PUT', client.tenantPath(itemPath(path)), bytes, type);
+  await keel.artifacts.put(tenant, path, bytes, type);
   print(`artifacts ${path} saved (${bytes.length} bytes, ${type})\n`);
   return 0;
 }

@@ -6,13 +6,14 @@
 // streaming run, `/help` lists these.
 
 import { randomBytes } from 'node:crypto';
-import type { KeelClient } from './client.ts';
-import { ApiError, createClient } from './client.ts';
+import { KeelApiError } from '../client/index.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
 import { ChatInput } from './chat-input.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter } from './event-printer.ts';
+import type { Connection } from './keel.ts';
+import { connect } from './keel.ts';
 
 export const CHAT_USAGE = `keel chat <agent> [scope] ${CLIENT_USAGE}`;
 
@@ -43,7 +44,7 @@ class ChatSession {
   readonly input: ChatInput;
 
   constructor(
-    private readonly client: KeelClient,
+    private readonly client: Connection,
     private readonly agent: string,
     public scope: string,
     private readonly write: (text: string) => void,
@@ -98,12 +99,10 @@ class ChatSession {
 
   private async sendCancel(runId: string, reason: string): Promise<void> {
     try {
-      await this.client.request('POST', this.client.tenantPath(`/runs/${runId}/cancel`), {
-        reason,
-      });
+      await this.client.keel.runs.cancel(this.client.tenant, runId, { reason });
     } catch (error) {
       // The run may have ended first; the stream's last event says how it ended.
-      this.write(`keel: cancel: ${error instanceof ApiError ? error.code : String(error)}\n`);
+      this.write(`keel: cancel: ${error instanceof KeelApiError ? error.code : String(error)}\n`);
     }
   }
 
@@ -111,16 +110,16 @@ class ChatSession {
     const streaming: Streaming = { runId: null, cancelling: false, stop: new AbortController() };
     this.streaming = streaming;
     try {
-      const created = await this.client.request('POST', this.client.tenantPath('/turns'), {
+      const created = await this.client.keel.turns.submit(this.client.tenant, {
         agent: this.agent,
         scope: this.scope,
         payload: { text },
       });
-      streaming.runId = created.run_id as string;
+      streaming.runId = created.run_id;
       // Ctrl-C came while the turn was being submitted.
       if (streaming.cancelling) await this.sendCancel(streaming.runId, 'Ctrl-C in keel chat');
       const printer = new EventPrinter(this.write, { answerPrefix: `${this.agent}> ` });
-      for await (const event of this.client.events(streaming.runId, {
+      for await (const event of this.client.keel.turns.events(this.client.tenant, streaming.runId, {
         signal: streaming.stop.signal,
       }))
         printer.take(event);
@@ -129,7 +128,7 @@ class ChatSession {
     } catch (error) {
       if (streaming.stop.signal.aborted) return; // leaving
       // One failed turn does not end the conversation.
-      if (!(error instanceof ApiError)) throw error;
+      if (!(error instanceof KeelApiError)) throw error;
       this.write(`keel: ${error.code}: ${error.message}\n`);
     } finally {
       // Ctrl-Cs are not forgotten here: one more at the prompt after a cancel leaves.
@@ -142,7 +141,7 @@ export async function chatCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommand(argv, CLIENT_OPTIONS);
   const [agent, scope = 'terminal'] = positionals;
   if (!agent) throw new UsageError(`usage: ${CHAT_USAGE}`);
-  const client = createClient(loadClientConfig(values));
+  const client = connect(loadClientConfig(values));
   const write = (text: string): void => void process.stdout.write(text);
   write(
     `chat with ${agent} on scope ${JSON.stringify(scope)} at ${client.config.url} — /help for commands, /quit to leave\n`,

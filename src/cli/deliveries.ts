@@ -5,7 +5,7 @@ import { resourceCommand, resourceUsage } from './resource.ts';
 
 const DELIVERIES: ResourceSpec = {
   noun: 'deliveries',
-  listPath: () => '/deliveries',
+  list: ({ keel, tenant }, _, query) => keel.deliveries.list(tenant, query),
   listKey: 'deliveries',
   filters: ['status'],
   columns: [

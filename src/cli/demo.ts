@@ -9,13 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { KeelClient, StreamEvent } from './client.ts';
-import { ApiError, createClient } from './client.ts';
+import { KeelApiError } from '../client/index.ts';
 import type { KeelChild } from './demo-processes.ts';
 import { freePort, startKeelChild, stopChild } from './demo-processes.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
+import type { StreamEvent } from './event-printer.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
+import type { Connection } from './keel.ts';
+import { connect } from './keel.ts';
 import { waitForTerminal } from './turn.ts';
 
 export const DEMO_USAGE = 'keel demo [--keep]   (--keep leaves the temp dir for a look)';
@@ -70,8 +72,8 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, KEEL_LOG_LEVEL: 'warn', ...extra };
 }
 
-async function submit(client: KeelClient, scope: string, text: string, extra: object = {}) {
-  return client.request('POST', client.tenantPath('/turns'), {
+async function submit(client: Connection, scope: string, text: string, extra: object = {}) {
+  return client.keel.turns.submit(client.tenant, {
     agent: AGENT,
     scope,
     payload: { text },
@@ -79,8 +81,8 @@ async function submit(client: KeelClient, scope: string, text: string, extra: ob
   });
 }
 
-async function trace(client: KeelClient, runId: string): Promise<StreamEvent[]> {
-  return (await client.request('GET', client.tenantPath(`/runs/${runId}/trace`))).events;
+async function trace(client: Connection, runId: string): Promise<StreamEvent[]> {
+  return (await client.keel.runs.trace(client.tenant, runId)).events as StreamEvent[];
 }
 
 function summary(event: StreamEvent): string {
@@ -101,7 +103,7 @@ function summary(event: StreamEvent): string {
   }
 }
 
-async function streamTurn(tour: Tour, client: KeelClient): Promise<string> {
+async function streamTurn(tour: Tour, client: Connection): Promise<string> {
   tour.title('A turn that calls tools, streamed live (SSE)');
   const text =
     'What time is it, and what is 6 × 7?\n@call clock_now {}\n@call calc_eval {"expression":"6*7"}\n@stream 8';
@@ -109,7 +111,8 @@ async function streamTurn(tour: Tour, client: KeelClient): Promise<string> {
   const created = await submit(client, 'tour', text);
   tour.say(`→ 202 run ${created.run_id} queued; following GET …/runs/${created.run_id}/events`);
   const printer = new EventPrinter(indented(tour.write), { answerPrefix: 'assistant> ' });
-  for await (const event of client.events(created.run_id)) printer.take(event);
+  for await (const event of client.keel.turns.events(client.tenant, created.run_id))
+    printer.take(event);
   check(printer.outcome.status === 'succeeded', `the streamed run ended ${printer.outcome.status}`);
   tour.proves(
     'the openai-compatible provider path end to end over HTTP (fixture-model server), tool calls between model steps, and the answer streamed as model.delta chunks while it was written',
@@ -117,7 +120,7 @@ async function streamTurn(tour: Tour, client: KeelClient): Promise<string> {
   return created.run_id as string;
 }
 
-async function showTrace(tour: Tour, client: KeelClient, runId: string): Promise<void> {
+async function showTrace(tour: Tour, client: Connection, runId: string): Promise<void> {
   tour.title('The trace: every step was committed before the next one started');
   const events = await trace(client, runId);
   for (const event of events)
@@ -129,7 +132,7 @@ async function showTrace(tour: Tour, client: KeelClient, runId: string): Promise
   );
 }
 
-async function pullOnly(tour: Tour, client: KeelClient): Promise<void> {
+async function pullOnly(tour: Tour, client: Connection): Promise<void> {
   tour.title('Pull-only results: no webhook, the client asks (idempotent by request_id)');
   // The same request twice: the second must come back as the first run.
   const submitPull = () =>
@@ -157,7 +160,7 @@ async function pullOnly(tour: Tour, client: KeelClient): Promise<void> {
   );
 }
 
-async function delivery(tour: Tour, client: KeelClient): Promise<void> {
+async function delivery(tour: Tour, client: Connection): Promise<void> {
   tour.title('A delivery claimed and acked (the outbox a channel adapter drains)');
   const created = await submit(
     client,
@@ -168,7 +171,7 @@ async function delivery(tour: Tour, client: KeelClient): Promise<void> {
     },
   );
   await waitForTerminal(client, created.run_id);
-  const claimed = await client.request('POST', client.tenantPath('/deliveries/claim'), {
+  const claimed = await client.keel.deliveries.claim(client.tenant, {
     destination_prefix: 'demo:',
     lease_ms: 30_000,
   });
@@ -177,16 +180,12 @@ async function delivery(tour: Tour, client: KeelClient): Promise<void> {
   tour.say(
     `claim → ${item.delivery_id} to ${item.destination}, payload ${JSON.stringify(item.payload)}, key ${item.idempotency_key}`,
   );
-  const acked = await client.request(
-    'POST',
-    client.tenantPath(`/deliveries/${item.delivery_id}/ack`),
-    {
-      claim_token: item.claim_token,
-      outcome: 'delivered',
-    },
-  );
+  const acked = await client.keel.deliveries.ack(client.tenant, item.delivery_id, {
+    claim_token: item.claim_token,
+    outcome: 'delivered',
+  });
   tour.say(`ack delivered → status ${acked.delivery.status}`);
-  const empty = await client.request('POST', client.tenantPath('/deliveries/claim'), {
+  const empty = await client.keel.deliveries.claim(client.tenant, {
     destination_prefix: 'demo:',
   });
   check(
@@ -200,7 +199,7 @@ async function delivery(tour: Tour, client: KeelClient): Promise<void> {
 
 async function crashAndResume(
   tour: Tour,
-  client: KeelClient,
+  client: Connection,
   restart: () => Promise<void>,
   kill: () => Promise<void>,
 ): Promise<void> {
@@ -213,7 +212,12 @@ async function crashAndResume(
   );
   const controller = new AbortController();
   try {
-    for await (const event of client.events(created.run_id, { signal: controller.signal })) {
+    const events: AsyncIterable<StreamEvent> = client.keel.turns.events(
+      client.tenant,
+      created.run_id,
+      { signal: controller.signal },
+    );
+    for await (const event of events) {
       if (event.type === 'tool.result') {
         tour.say(
           `recorded: ${event.data.name} → ${event.data.ok ? JSON.stringify(event.data.result) : event.data.error?.code}`,
@@ -316,22 +320,22 @@ export async function demoCommand(
 
     tour.title('Set up a tenant, an agent and a tenant token (admin token → tenant token)');
     const url = (keel as KeelChild | null)?.url ?? '';
-    const admin = createClient({ url, token: adminToken, tenant: TENANT });
-    await admin.request('POST', '/v1/tenants', { name: TENANT });
-    const agent = await admin.request(
-      'PUT',
-      admin.tenantPath(`/agents/${AGENT}`),
+    const { keel: admin } = connect({ url, token: adminToken, tenant: TENANT });
+    await admin.tenants.create({ name: TENANT });
+    const agent = await admin.agents.putText(
+      TENANT,
+      AGENT,
       'model = "local/fixture"\npersona = "You are the keel demo assistant."\n',
       'application/toml',
     );
     tour.say(
       `agent ${agent.agent.name}: model ${agent.agent.model} (provider "local" = the fixture-model server)`,
     );
-    const token = await admin.request('POST', admin.tenantPath('/tokens'), { name: 'demo' });
-    const client = createClient({ url, token: token.token, tenant: TENANT });
-    const forbidden = await client.request('GET', '/v1/tenants').catch((error: unknown) => error);
+    const token = await admin.tenants.mintToken(TENANT, { name: 'demo' });
+    const client = connect({ url, token: token.token, tenant: TENANT });
+    const forbidden = await client.keel.tenants.list().catch((error: unknown) => error);
     check(
-      forbidden instanceof ApiError && forbidden.code === 'FORBIDDEN',
+      forbidden instanceof KeelApiError && forbidden.code === 'FORBIDDEN',
       'a tenant token cannot list tenants',
     );
     tour.say(

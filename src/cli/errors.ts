@@ -2,7 +2,7 @@
 // code and message, anything else exits 1 with its message (never a stack by default).
 
 import { isKeelError } from '../errors.ts';
-import { ApiError } from './client.ts';
+import { KeelApiError } from '../client/index.ts';
 
 export class UsageError extends Error {
   constructor(message: string) {
@@ -23,7 +23,7 @@ export function exitCodeFor(error: unknown, write: (line: string) => void): numb
     return 2;
   }
   // The API's own code and message (client commands talking to a server).
-  if (error instanceof ApiError) {
+  if (error instanceof KeelApiError) {
     write(`keel: ${error.code}: ${error.message}`);
     return 1;
   }

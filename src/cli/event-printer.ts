@@ -1,7 +1,15 @@
 // How run events look in a terminal (`keel turn --stream`, `keel chat`, the demo): the
 // answer as it streams, tool calls and their results as they happen, then the outcome.
 
-import type { StreamEvent } from './client.ts';
+/** A run event as the events route sends it (persisted: seq/ts; live: no seq). */
+export interface StreamEvent {
+  seq?: number;
+  ts?: string;
+  type: string;
+  // Printed loosely; the server's types are the contract.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  data: any;
+}
 
 export interface PrintedOutcome {
   status: 'succeeded' | 'failed' | 'cancelled' | null;

@@ -3,11 +3,10 @@
 // from the command line (argv is visible to every user of the machine).
 
 import { text } from 'node:stream/consumers';
-import type { KeelClient } from './client.ts';
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 
 export const MCP_USAGE = `keel mcp [list | tools <name> | rm <name> | put <name> (--server DECLARED | --url URL [--header NAME=SECRET]…) [--allow TOOL]… [--disabled]] ${CLIENT_USAGE}`;
 export const SECRETS_USAGE = `keel secrets [list | put <name> (value on stdin) | rm <name>] ${CLIENT_USAGE}`;
@@ -37,15 +36,10 @@ function transportOf(values: { server?: string; url?: string; header?: string[] 
   };
 }
 
-/** The tenant path of one named item (`/<collection>/<name>`); `missing` when no name was given. */
-function itemPath(
-  client: KeelClient,
-  collection: string,
-  name: string | undefined,
-  missing: string,
-): string {
+/** The name of the item an action needs; `missing` when none was given. */
+function named(name: string | undefined, missing: string): string {
   if (!name) throw new UsageError(missing);
-  return client.tenantPath(`/${collection}/${encodeURIComponent(name)}`);
+  return name;
 }
 
 function printTools(server: Loose, print: Print): void {
@@ -69,12 +63,11 @@ export async function mcpCommand(
     disabled: { type: 'boolean' },
   });
   const [action = 'list', name] = positionals;
-  const client = createClient(loadClientConfig(values));
-  const serverPath = (): string =>
-    itemPath(client, 'mcp', name, `mcp ${action} needs a server name`);
+  const { keel, tenant } = connect(loadClientConfig(values));
+  const serverName = (): string => named(name, `mcp ${action} needs a server name`);
   switch (action) {
     case 'list': {
-      const { servers } = await client.request('GET', client.tenantPath('/mcp'));
+      const { servers } = await keel.mcp.list(tenant);
       for (const server of servers as Loose[]) {
         const where =
           server.transport.type === 'stdio'
@@ -87,7 +80,7 @@ export async function mcpCommand(
       return 0;
     }
     case 'tools':
-      printTools(await client.request('GET', serverPath()), print);
+      printTools(await keel.mcp.get(tenant, serverName()), print);
       return 0;
     case 'put': {
       const body = {
@@ -95,13 +88,13 @@ export async function mcpCommand(
         transport: transportOf(values),
         ...(values.allow && { allowed_tools: values.allow }),
       };
-      const server = await client.request('PUT', serverPath(), body);
+      const server: Loose = await keel.mcp.put(tenant, serverName(), body as Loose);
       print(`mcp server ${server.name} saved (${server.tools.length} tools)\n`);
       printTools(server, print);
       return 0;
     }
     case 'rm':
-      await client.request('DELETE', serverPath());
+      await keel.mcp.delete(tenant, serverName());
       print(`mcp server ${name} removed\n`);
       return 0;
     default:
@@ -116,27 +109,26 @@ export async function secretsCommand(
 ): Promise<number> {
   const { values, positionals } = parseCommand(argv, { ...CLIENT_OPTIONS });
   const [action = 'list', name] = positionals;
-  const client = createClient(loadClientConfig(values));
-  const secretPath = (): string =>
-    itemPath(client, 'secrets', name, `secrets ${action} needs a secret name`);
+  const { keel, tenant } = connect(loadClientConfig(values));
+  const secretName = (): string => named(name, `secrets ${action} needs a secret name`);
   switch (action) {
     case 'list': {
-      const { secrets } = await client.request('GET', client.tenantPath('/secrets'));
+      const { secrets } = await keel.secrets.list(tenant);
       for (const secret of secrets as Loose[]) print(`${secret.name}\t${secret.updated_at}\n`);
       return 0;
     }
     case 'put': {
-      const path = secretPath();
+      const secret = secretName();
       // One trailing newline (from `echo` or a file) is not part of the value.
       const value = (await text(stdin)).replace(/\r?\n$/, '');
       if (value === '')
         throw new UsageError('secrets put: the value is read from stdin; it was empty');
-      const saved = await client.request('PUT', path, { value });
+      const saved = await keel.secrets.put(tenant, secret, { value });
       print(`secret ${name} ${saved.created ? 'created' : 'replaced'}\n`);
       return 0;
     }
     case 'rm':
-      await client.request('DELETE', secretPath());
+      await keel.secrets.delete(tenant, secretName());
       print(`secret ${name} removed\n`);
       return 0;
     default:

@@ -4,9 +4,9 @@
 // with its lexical and semantic rank so a ranking can be explained.
 
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 import type { ResourceSpec } from './resource.ts';
 import { resourceCommand } from './resource.ts';
 import { printList } from './table.ts';
@@ -18,16 +18,16 @@ const rank = (value: unknown): string => (value === null || value === undefined 
 const FACTS: ResourceSpec = {
   noun: 'memory',
   parents: ['namespace'],
-  listPath: ([namespace = '']) => `/memory/${encodeURIComponent(namespace)}`,
+  list: ({ keel, tenant }, [namespace = ''], query) => keel.memory.list(tenant, namespace, query),
   listKey: 'items',
   columns: [
     { title: 'ID', value: (fact) => fact.id },
     { title: 'TEXT', value: (fact) => fact.text },
     { title: 'UPDATED', value: (fact) => fact.updated_at },
   ],
-  itemPath: ([namespace = ''], id) =>
-    `/memory/${encodeURIComponent(namespace)}/${encodeURIComponent(id)}`,
+  get: ({ keel, tenant }, [namespace = ''], id) => keel.memory.get(tenant, namespace, id),
   itemKey: 'fact',
+  remove: ({ keel, tenant }, [namespace = ''], id) => keel.memory.delete(tenant, namespace, id),
 };
 
 export const MEMORY_FACTS_USAGE = `keel memory list|get|rm <namespace> [<id>] | put <namespace> <id> <text> [--metadata JSON] | search <namespace> <query> [--mode fused|lexical|semantic] [--limit N] [--json] ${CLIENT_USAGE}`;
@@ -47,8 +47,7 @@ export async function memoryFactsCommand(argv: string[], print: Print): Promise<
   });
   const [, namespace, second, ...words] = positionals;
   if (!namespace || !second) throw new UsageError(`usage: ${MEMORY_FACTS_USAGE}`);
-  const client = createClient(loadClientConfig(values));
-  const base = `/memory/${encodeURIComponent(namespace)}`;
+  const { keel, tenant } = connect(loadClientConfig(values));
   if (action === 'put') {
     const text = words.join(' ');
     if (!text) throw new UsageError(`usage: ${MEMORY_FACTS_USAGE}`);
@@ -60,18 +59,19 @@ export async function memoryFactsCommand(argv: string[], print: Print): Promise<
         throw new UsageError('--metadata: expected a JSON object');
       }
     }
-    await client.request('PUT', client.tenantPath(`${base}/${encodeURIComponent(second)}`), {
+    await keel.memory.put(tenant, namespace, second, {
       text,
-      ...(metadata !== undefined && { metadata }),
+      ...(metadata !== undefined && { metadata: metadata as Record<string, unknown> }),
     });
     print(`memory ${namespace}/${second} saved\n`);
     return 0;
   }
   // search: the query is every word after the namespace.
-  const query = new URLSearchParams({ q: [second, ...words].join(' ') });
-  if (values.mode !== undefined) query.set('mode', values.mode);
-  if (values.limit !== undefined) query.set('limit', values.limit);
-  const body = await client.request('GET', client.tenantPath(`${base}/search?${query}`));
+  const body = await keel.memory.search(tenant, namespace, {
+    q: [second, ...words].join(' '),
+    ...(values.mode !== undefined && { mode: values.mode as 'fused' }),
+    ...(values.limit !== undefined && { limit: values.limit }),
+  });
   printList(
     print,
     { items: body.results ?? [], raw: body },

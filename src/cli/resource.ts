@@ -4,35 +4,38 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseCommand } from './args.ts';
-import type { KeelClient } from './client.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import type { Connection } from './keel.ts';
+import { connect } from './keel.ts';
 import type { Column } from './table.ts';
 import { printList } from './table.ts';
 
 type Print = (text: string) => void;
+// The nouns' bodies differ; the table columns read them loosely.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Loose = any;
 
 export interface ResourceSpec {
   /** The command word, plural (`agents`). */
   noun: string;
   /** Positionals before the item name that every action takes (threads: `<agent>`). */
   parents?: string[];
-  /** Path of the list under the tenant, from the parents. */
-  listPath: (parents: string[]) => string;
+  /** One page of the list (typed client call); `query` holds --limit, --cursor, filters. */
+  list: (c: Connection, parents: string[], query: Record<string, string>) => Promise<Loose>;
   /** The array's key in the list response (`agents`, `items`). */
   listKey: string;
   columns: Column[];
-  /** Path of one item; absent when the noun has no get/rm. */
-  itemPath?: (parents: string[], name: string) => string;
+  /** One item; absent when the noun has no get (an artifact's body is bytes). */
+  get?: (c: Connection, parents: string[], name: string) => Promise<Loose>;
   /** The object's key in a get response (`agent`), or null for the whole body. */
   itemKey?: string | null;
-  /** false: no `get` (the item is not JSON, e.g. an artifact's bytes). */
-  get?: false;
-  /** put <name> <file>: TOML or JSON by the file's extension. */
-  put?: boolean;
+  /** put <name> <file>: the document's text (TOML or JSON by the file's extension). */
+  put?: (c: Connection, name: string, text: string, contentType: string) => Promise<unknown>;
   /** The API takes only JSON for this noun: a TOML file is converted here first. */
   putAsJson?: boolean;
+  /** rm <name>; absent when the noun has none. */
+  remove?: (c: Connection, parents: string[], name: string) => Promise<unknown>;
   /** Query flags `list` passes through (e.g. `status`, `prefix`). */
   filters?: string[];
 }
@@ -44,26 +47,25 @@ export function resourceUsage(spec: ResourceSpec): string {
   const before = parents ? ` ${parents}` : '';
   const filters = (spec.filters ?? []).map((filter) => ` [--${filter} X]`).join('');
   const actions = [`list${before}${filters} ${LIST_FLAGS}`];
-  if (spec.itemPath && spec.get !== false) actions.push(`get${before} <name>`);
+  if (spec.get) actions.push(`get${before} <name>`);
   if (spec.put) actions.push(`put${before} <name> <file.toml|file.json>`);
-  if (spec.itemPath) actions.push(`rm${before} <name>`);
+  if (spec.remove) actions.push(`rm${before} <name>`);
   return `keel ${spec.noun} ${actions.join(' | ')} ${CLIENT_USAGE}`;
 }
 
 async function list(
-  client: KeelClient,
+  client: Connection,
   spec: ResourceSpec,
   parents: string[],
   values: Record<string, unknown>,
   print: Print,
 ): Promise<void> {
-  const query = new URLSearchParams();
+  const query: Record<string, string> = {};
   for (const key of ['limit', 'cursor', ...(spec.filters ?? [])]) {
     const value = values[key];
-    if (typeof value === 'string') query.set(key, value);
+    if (typeof value === 'string') query[key] = value;
   }
-  const path = `${spec.listPath(parents)}${query.size > 0 ? `?${query}` : ''}`;
-  const body = await client.request('GET', client.tenantPath(path));
+  const body = await spec.list(client, parents, query);
   printList(
     print,
     { items: body[spec.listKey] ?? [], next_cursor: body.next_cursor, raw: body },
@@ -93,48 +95,37 @@ export function resourceCommand(spec: ResourceSpec) {
       throw new UsageError(`usage: ${resourceUsage(spec)}`);
     };
     if (parents.length < parentCount) usage();
-    const client = createClient(loadClientConfig(values));
-    const itemPath = (): string => {
-      if (!spec.itemPath || !name) return usage();
-      return client.tenantPath(spec.itemPath(parents, name));
-    };
+    const client = connect(loadClientConfig(values));
+    const itemName = (): string => name ?? usage();
     switch (action) {
       case 'list':
       case 'ls':
         await list(client, spec, parents, values, print);
         return 0;
       case 'get': {
-        if (spec.get === false) return usage();
-        const body = await client.request('GET', itemPath());
+        if (!spec.get) return usage();
+        const body = await spec.get(client, parents, itemName());
         const item = spec.itemKey ? body[spec.itemKey] : body;
         print(`${JSON.stringify(item, null, 2)}\n`);
         return 0;
       }
       case 'put': {
-        if (!spec.put || !file) return usage();
+        if (!spec.put || !name || !file) return usage();
         const text = await readFile(file, 'utf8');
         const json = file.endsWith('.json');
         if (spec.putAsJson && !json) {
-          await client.request(
-            'PUT',
-            itemPath(),
-            JSON.stringify(await tomlToJson(file, text)),
-            'application/json',
-          );
+          const converted = JSON.stringify(await tomlToJson(file, text));
+          await spec.put(client, name, converted, 'application/json');
         } else {
-          await client.request(
-            'PUT',
-            itemPath(),
-            text,
-            json ? 'application/json' : 'application/toml',
-          );
+          await spec.put(client, name, text, json ? 'application/json' : 'application/toml');
         }
         print(`${spec.noun} ${name} saved\n`);
         return 0;
       }
       case 'rm':
       case 'delete':
-        await client.request('DELETE', itemPath());
+        if (!spec.remove) return usage();
+        await spec.remove(client, parents, itemName());
         print(`${spec.noun} ${name} removed\n`);
         return 0;
       default:

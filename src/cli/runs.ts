@@ -2,9 +2,9 @@
 // fork runs.
 
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 import type { Column } from './table.ts';
 import { printList } from './table.ts';
 
@@ -37,22 +37,19 @@ export async function runsCommand(
     text: { type: 'string' },
   });
   const [action = 'list', id] = positionals;
-  const client = createClient(loadClientConfig(values));
-  const runPath = (suffix = ''): string => {
+  const { keel, tenant } = connect(loadClientConfig(values));
+  const runId = (): string => {
     if (!id) throw new UsageError(`runs ${action} needs a run id`);
-    return client.tenantPath(`/runs/${encodeURIComponent(id)}${suffix}`);
+    return id;
   };
   switch (action) {
     case 'list': {
-      const query = new URLSearchParams();
+      const query: Record<string, string> = {};
       for (const key of ['agent', 'scope', 'status', 'limit', 'cursor'] as const) {
         const value = values[key];
-        if (value !== undefined) query.set(key, value);
+        if (value !== undefined) query[key] = value;
       }
-      const page = await client.request(
-        'GET',
-        client.tenantPath(`/runs${query.size > 0 ? `?${query}` : ''}`),
-      );
+      const page = await keel.runs.list(tenant, query);
       printList(
         print,
         { items: page.runs, next_cursor: page.next_cursor, raw: page },
@@ -61,12 +58,12 @@ export async function runsCommand(
       return 0;
     }
     case 'show':
-      print(`${JSON.stringify((await client.request('GET', runPath())).run, null, 2)}\n`);
+      print(`${JSON.stringify((await keel.runs.get(tenant, runId())).run, null, 2)}\n`);
       return 0;
     case 'trace': {
       let after = 0;
       for (;;) {
-        const page = await client.request('GET', runPath(`/trace?after=${after}`));
+        const page = await keel.runs.trace(tenant, runId(), { after: String(after) });
         const events = page.events as { seq: number; ts: string; type: string; data: unknown }[];
         for (const event of events)
           print(`${event.seq}\t${event.ts}\t${event.type}\t${JSON.stringify(event.data)}\n`);
@@ -75,9 +72,9 @@ export async function runsCommand(
       }
     }
     case 'cancel': {
-      const result = await client.request(
-        'POST',
-        runPath('/cancel'),
+      const result = await keel.runs.cancel(
+        tenant,
+        runId(),
         values.reason ? { reason: values.reason } : {},
       );
       print(`${result.run.run_id} ${result.run.status}\n`);
@@ -88,7 +85,7 @@ export async function runsCommand(
       if (atStep === undefined || !/^\d+$/.test(atStep)) {
         throw new UsageError('runs fork needs --at-step N (a whole number)');
       }
-      const result = await client.request('POST', runPath('/fork'), {
+      const result = await keel.runs.fork(tenant, runId(), {
         at_step: Number(atStep),
         ...(values.text !== undefined && { payload: { text: values.text } }),
         ...(values.scope !== undefined && { scope: values.scope }),

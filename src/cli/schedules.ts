@@ -5,7 +5,7 @@ import { resourceCommand, resourceUsage } from './resource.ts';
 
 const SCHEDULES: ResourceSpec = {
   noun: 'schedules',
-  listPath: () => '/schedules',
+  list: ({ keel, tenant }, _, query) => keel.schedules.list(tenant, query),
   listKey: 'schedules',
   columns: [
     { title: 'NAME', value: (schedule) => schedule.name },
@@ -15,10 +15,11 @@ const SCHEDULES: ResourceSpec = {
     { title: 'NEXT', value: (schedule) => schedule.next_fire_at },
     { title: 'ENABLED', value: (schedule) => schedule.enabled },
   ],
-  itemPath: (_, name) => `/schedules/${encodeURIComponent(name)}`,
+  get: ({ keel, tenant }, _, name) => keel.schedules.get(tenant, name),
   itemKey: 'schedule',
-  put: true,
+  put: ({ keel, tenant }, name, text) => keel.schedules.putText(tenant, name, text),
   putAsJson: true,
+  remove: ({ keel, tenant }, _, name) => keel.schedules.delete(tenant, name),
 };
 
 export const SCHEDULES_USAGE = resourceUsage(SCHEDULES);

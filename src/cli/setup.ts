@@ -2,10 +2,10 @@
 // `keel agent put <name> <file.toml>`.
 
 import { readFile } from 'node:fs/promises';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 
 export const TENANT_USAGE = `keel tenant create <name> ${CLIENT_USAGE}`;
 export const TOKEN_USAGE = `keel token create <tenant> <name> ${CLIENT_USAGE}`;
@@ -22,8 +22,8 @@ export async function tenantCommand(argv: string[], print: Print = stdout): Prom
   const { values, positionals } = parse(argv);
   const [action, name] = positionals;
   if (action !== 'create' || !name) throw new UsageError(`usage: ${TENANT_USAGE}`);
-  const client = createClient(loadClientConfig(values));
-  const result = await client.request('POST', '/v1/tenants', { name });
+  const { keel } = connect(loadClientConfig(values));
+  const result = await keel.tenants.create({ name });
   print(`tenant ${result.tenant.name} ready\n`);
   return 0;
 }
@@ -32,8 +32,8 @@ export async function tokenCommand(argv: string[], print: Print = stdout): Promi
   const { values, positionals } = parse(argv);
   const [action, tenant, name] = positionals;
   if (action !== 'create' || !tenant || !name) throw new UsageError(`usage: ${TOKEN_USAGE}`);
-  const client = createClient(loadClientConfig({ ...values, tenant }));
-  const result = await client.request('POST', client.tenantPath('/tokens'), { name });
+  const { keel } = connect(loadClientConfig({ ...values, tenant }));
+  const result = await keel.tenants.mintToken(tenant, { name });
   // The token is shown once; it goes to stdout alone on its line so scripts can take it.
   print(`${result.token}\n`);
   return 0;
@@ -44,14 +44,9 @@ export async function agentCommand(argv: string[], print: Print = stdout): Promi
   const [action, name, file] = positionals;
   if (action !== 'put' || !name || !file) throw new UsageError(`usage: ${AGENT_USAGE}`);
   const body = await readFile(file, 'utf8');
-  const client = createClient(loadClientConfig(values));
+  const connection = connect(loadClientConfig(values));
   const contentType = file.endsWith('.json') ? 'application/json' : 'application/toml';
-  const result = await client.request(
-    'PUT',
-    client.tenantPath(`/agents/${encodeURIComponent(name)}`),
-    body,
-    contentType,
-  );
+  const result = await connection.keel.agents.putText(connection.tenant, name, body, contentType);
   print(`agent ${result.agent.name} (${result.agent.model}) saved\n`);
   return 0;
 }

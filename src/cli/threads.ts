@@ -6,16 +6,16 @@ import { resourceCommand, resourceUsage } from './resource.ts';
 const THREADS: ResourceSpec = {
   noun: 'threads',
   parents: ['agent'],
-  listPath: ([agent = '']) => `/threads/${encodeURIComponent(agent)}`,
+  list: ({ keel, tenant }, [agent = ''], query) => keel.threads.list(tenant, agent, query),
   listKey: 'threads',
   columns: [
     { title: 'SCOPE', value: (thread) => thread.scope },
     { title: 'TURNS', value: (thread) => thread.turns },
     { title: 'UPDATED', value: (thread) => thread.updated_at },
   ],
-  itemPath: ([agent = ''], scope) =>
-    `/threads/${encodeURIComponent(agent)}/${encodeURIComponent(scope)}`,
+  get: ({ keel, tenant }, [agent = ''], scope) => keel.threads.get(tenant, agent, scope),
   itemKey: null,
+  remove: ({ keel, tenant }, [agent = ''], scope) => keel.threads.delete(tenant, agent, scope),
 };
 
 export const THREADS_USAGE = resourceUsage(THREADS);

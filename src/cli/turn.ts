@@ -1,12 +1,12 @@
 // `keel turn <agent> <scope> <text>`: submit a turn; `--wait` prints the output when the
 // run ends, `--stream` shows its events as they happen.
 
-import type { KeelClient } from './client.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
+import type { Connection } from './keel.ts';
+import { connect } from './keel.ts';
 
 export const TURN_USAGE = `keel turn <agent> <scope> <text> [--wait] [--stream] [--request-id ID] [--deliver-to DEST] [--on-busy enqueue|reject|steer|interrupt] ${CLIENT_USAGE}`;
 
@@ -17,14 +17,11 @@ const stdout: Print = (text) => process.stdout.write(text);
 
 /** Long-polls until the run is terminal (the wait route caps one poll at 120 s). */
 export async function waitForTerminal(
-  client: KeelClient,
+  { keel, tenant }: Connection,
   runId: string,
 ): Promise<Record<string, unknown>> {
   for (;;) {
-    const result = await client.request(
-      'GET',
-      client.tenantPath(`/runs/${runId}/wait?timeout_ms=60000`),
-    );
+    const result = await keel.turns.wait(tenant, runId, 60_000);
     if (!result.timed_out) return result.run;
   }
 }
@@ -55,23 +52,24 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
   }
   const [agent, scope, ...words] = positionals;
   if (!agent || !scope || words.length === 0) throw new UsageError(`usage: ${TURN_USAGE}`);
-  const client = createClient(loadClientConfig(values));
-  const created = await client.request('POST', client.tenantPath('/turns'), {
+  const connection = connect(loadClientConfig(values));
+  const { keel, tenant } = connection;
+  const created = await keel.turns.submit(tenant, {
     agent,
     scope,
     payload: { text: words.join(' ') },
     ...(values['request-id'] && { request_id: values['request-id'] }),
     ...(values['deliver-to'] && { delivery: { destination: values['deliver-to'] } }),
-    ...(onBusy !== undefined && { on_busy: onBusy }),
+    ...(onBusy !== undefined && { on_busy: onBusy as 'enqueue' }),
   });
-  const runId = created.run_id as string;
+  const runId = created.run_id;
   if (values.stream) {
     print(`run ${runId}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
     const printer = new EventPrinter(print);
-    for await (const event of client.events(runId)) printer.take(event);
+    for await (const event of keel.turns.events(tenant, runId)) printer.take(event);
     return printer.outcome.status === 'succeeded' ? 0 : 1;
   }
-  if (values.wait) return printOutcome(await waitForTerminal(client, runId), print);
+  if (values.wait) return printOutcome(await waitForTerminal(connection, runId), print);
   const steered = created.steered ? ` (steered into it as ${created.steer_id})` : '';
   print(`${runId} ${created.status}${created.deduplicated ? ' (deduplicated)' : ''}${steered}\n`);
   return 0;

@@ -5,9 +5,9 @@
 
 import { readFile } from 'node:fs/promises';
 import { parseCommand } from './args.ts';
-import { createClient } from './client.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
+import { connect } from './keel.ts';
 
 export const WASM_USAGE = `keel wasm [list | rm <name> | put <name> (--module FILE.wasm | --artifact PATH) --effect read_only|idempotent|effectful --description TEXT [--schema FILE.json] [--timeout-ms N] [--memory-mb N] [--max-output-bytes N]] ${CLIENT_USAGE}`;
 
@@ -39,14 +39,14 @@ export async function wasmCommand(
     artifact: { type: 'string' },
   });
   const [action = 'list', name] = positionals;
-  const client = createClient(loadClientConfig(values));
-  const toolPath = (): string => {
+  const { keel, tenant } = connect(loadClientConfig(values));
+  const toolName = (): string => {
     if (!name) throw new UsageError(`wasm ${action} needs a tool name`);
-    return client.tenantPath(`/wasm-tools/${encodeURIComponent(name)}`);
+    return name;
   };
   switch (action) {
     case 'list': {
-      const { tools } = await client.request('GET', client.tenantPath('/wasm-tools'));
+      const { tools } = await keel.wasmTools.list(tenant);
       for (const tool of tools as Loose[]) {
         print(
           `${tool.tool}\t${tool.effect}\t${tool.module_bytes} bytes\t${tool.timeout_ms} ms\t${tool.memory_limit_mb} MiB\t${tool.description}\n`,
@@ -55,7 +55,7 @@ export async function wasmCommand(
       return 0;
     }
     case 'put': {
-      const path = toolPath();
+      const toolAt = toolName();
       if ((values.module === undefined) === (values.artifact === undefined)) {
         throw new UsageError(
           'wasm put: give exactly one of --module FILE.wasm and --artifact PATH',
@@ -81,12 +81,12 @@ export async function wasmCommand(
         }),
         ...module,
       };
-      const tool = await client.request('PUT', path, body);
+      const tool: Loose = await keel.wasmTools.put(tenant, toolAt, body as Loose);
       print(`wasm tool ${tool.tool} saved (${tool.module_bytes} bytes, sha256 ${tool.sha256})\n`);
       return 0;
     }
     case 'rm':
-      await client.request('DELETE', toolPath());
+      await keel.wasmTools.delete(tenant, toolName());
       print(`wasm tool ${name} removed\n`);
       return 0;
     default:

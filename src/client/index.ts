@@ -61,10 +61,12 @@ async function errorOf(response: Response, body?: unknown): Promise<KeelApiError
     }
   }
   const error = (parsed as { error?: { code?: string; message?: string } } | null)?.error;
+  // Not keel's error shape (a proxy's page): its first characters say more than the status.
+  const text = typeof parsed === 'string' ? parsed.slice(0, 200) : '';
   return new KeelApiError(
     response.status,
     error?.code ?? `HTTP_${response.status}`,
-    error?.message ?? response.statusText,
+    error?.message ?? (text || response.statusText),
     response.headers.get('x-request-id'),
   );
 }
@@ -113,10 +115,14 @@ export function createKeelClient(options: KeelClientOptions) {
       ok(api.GET(`${T}/runs`, { params: { path: tp(tenant), query } })),
     get: (tenant: string, id: string) =>
       ok(api.GET(`${T}/runs/{id}`, { params: { path: { tenant, id } } })),
-    cancel: (tenant: string, id: string) =>
-      ok(api.POST(`${T}/runs/{id}/cancel`, { params: { path: { tenant, id } }, body: {} })),
-    trace: (tenant: string, id: string) =>
-      ok(api.GET(`${T}/runs/{id}/trace`, { params: { path: { tenant, id } } })),
+    cancel: (
+      tenant: string,
+      id: string,
+      body: RequestBody<`${typeof T}/runs/{id}/cancel`, 'post'> = {},
+    ) => ok(api.POST(`${T}/runs/{id}/cancel`, { params: { path: { tenant, id } }, body })),
+    /** One page of the run's persisted events (`after` a seq, at most 1000). */
+    trace: (tenant: string, id: string, query: Query<`${typeof T}/runs/{id}/trace`, 'get'> = {}) =>
+      ok(api.GET(`${T}/runs/{id}/trace`, { params: { path: { tenant, id }, query } })),
     entries: (tenant: string, id: string) =>
       ok(api.GET(`${T}/runs/{id}/entries`, { params: { path: { tenant, id } } })),
     fork: (tenant: string, id: string, body: RequestBody<`${typeof T}/runs/{id}/fork`, 'post'>) =>
@@ -144,6 +150,16 @@ export function createKeelClient(options: KeelClientOptions) {
         agent: string,
         body: RequestBody<`${typeof T}/agents/{agent}`, 'put'>,
       ) => ok(api.PUT(`${T}/agents/{agent}`, { params: { path: { tenant, agent } }, body })),
+      /** The definition as a document the server parses: TOML or JSON text. */
+      putText: (tenant: string, agent: string, text: string, contentType: string) =>
+        ok(
+          api.PUT(`${T}/agents/{agent}`, {
+            params: { path: { tenant, agent } },
+            body: text as never,
+            bodySerializer: (body: unknown) => body as string,
+            headers: { 'content-type': contentType },
+          }),
+        ),
       get: (tenant: string, agent: string) =>
         ok(api.GET(`${T}/agents/{agent}`, { params: { path: { tenant, agent } } })),
       delete: (tenant: string, agent: string) =>
@@ -187,8 +203,11 @@ export function createKeelClient(options: KeelClientOptions) {
     },
     runs,
     threads: {
-      list: (tenant: string, agent: string) =>
-        ok(api.GET(`${T}/threads/{agent}`, { params: { path: { tenant, agent } } })),
+      list: (
+        tenant: string,
+        agent: string,
+        query: Query<`${typeof T}/threads/{agent}`, 'get'> = {},
+      ) => ok(api.GET(`${T}/threads/{agent}`, { params: { path: { tenant, agent }, query } })),
       get: (tenant: string, agent: string, scope: string) =>
         ok(api.GET(`${T}/threads/{agent}/{scope}`, { params: { path: { tenant, agent, scope } } })),
       delete: (tenant: string, agent: string, scope: string) =>
@@ -199,8 +218,12 @@ export function createKeelClient(options: KeelClientOptions) {
         ),
     },
     memory: {
-      list: (tenant: string, namespace: string) =>
-        ok(api.GET(`${T}/memory/{namespace}`, { params: { path: { tenant, namespace } } })),
+      list: (
+        tenant: string,
+        namespace: string,
+        query: Query<`${typeof T}/memory/{namespace}`, 'get'> = {},
+      ) =>
+        ok(api.GET(`${T}/memory/{namespace}`, { params: { path: { tenant, namespace }, query } })),
       search: (
         tenant: string,
         namespace: string,
@@ -259,12 +282,23 @@ export function createKeelClient(options: KeelClientOptions) {
         ok(api.DELETE(`${T}/artifacts/{path}`, { params: { path: { tenant, path } } })),
     },
     schedules: {
-      list: (tenant: string) => ok(api.GET(`${T}/schedules`, { params: { path: tp(tenant) } })),
+      list: (tenant: string, query: Query<`${typeof T}/schedules`, 'get'> = {}) =>
+        ok(api.GET(`${T}/schedules`, { params: { path: tp(tenant), query } })),
       put: (
         tenant: string,
         name: string,
         body: RequestBody<`${typeof T}/schedules/{name}`, 'put'>,
       ) => ok(api.PUT(`${T}/schedules/{name}`, { params: { path: { tenant, name } }, body })),
+      /** The schedule as JSON text, sent as is (the CLI converts TOML files first). */
+      putText: (tenant: string, name: string, text: string) =>
+        ok(
+          api.PUT(`${T}/schedules/{name}`, {
+            params: { path: { tenant, name } },
+            body: text as never,
+            bodySerializer: (body: unknown) => body as string,
+            headers: { 'content-type': 'application/json' },
+          }),
+        ),
       get: (tenant: string, name: string) =>
         ok(api.GET(`${T}/schedules/{name}`, { params: { path: { tenant, name } } })),
       delete: (tenant: string, name: string) =>
@@ -291,7 +325,8 @@ export function createKeelClient(options: KeelClientOptions) {
         ok(api.POST(`${T}/deliveries/{id}/retry`, { params: { path: { tenant, id } }, body: {} })),
     },
     approvals: {
-      list: (tenant: string) => ok(api.GET(`${T}/approvals`, { params: { path: tp(tenant) } })),
+      list: (tenant: string, query: Query<`${typeof T}/approvals`, 'get'> = {}) =>
+        ok(api.GET(`${T}/approvals`, { params: { path: tp(tenant), query } })),
       forRun: (tenant: string, id: string) =>
         ok(api.GET(`${T}/runs/{id}/approvals`, { params: { path: { tenant, id } } })),
       decide: (
@@ -306,6 +341,13 @@ export function createKeelClient(options: KeelClientOptions) {
             body,
           }),
         ),
+    },
+    secrets: {
+      list: (tenant: string) => ok(api.GET(`${T}/secrets`, { params: { path: tp(tenant) } })),
+      put: (tenant: string, name: string, body: RequestBody<`${typeof T}/secrets/{name}`, 'put'>) =>
+        ok(api.PUT(`${T}/secrets/{name}`, { params: { path: { tenant, name } }, body })),
+      delete: (tenant: string, name: string) =>
+        ok(api.DELETE(`${T}/secrets/{name}`, { params: { path: { tenant, name } } })),
     },
     mcp: {
       list: (tenant: string) => ok(api.GET(`${T}/mcp`, { params: { path: tp(tenant) } })),
