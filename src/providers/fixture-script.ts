@@ -242,3 +242,17 @@ export function fixtureFlushFact(transcript: string): string {
   const quoted = (first ?? transcript).replace(/^user: /, '').slice(0, SUMMARY_QUOTE);
   return `the user said: ${JSON.stringify(quoted)}`;
 }
+
+/**
+ * The fixture's answer text for a request: none for a memory flush, the summary for a
+ * compaction's request, else the decision's answer (empty when it calls tools).
+ */
+export function fixtureAnswerText(
+  kind: { flushing: boolean; summarising: boolean },
+  decision: FixtureDecision,
+  userText: string,
+): string {
+  if (kind.flushing) return '';
+  if (kind.summarising) return fixtureSummary(userText);
+  return decision.kind === 'answer' ? decision.text : '';
+}

@@ -17,7 +17,7 @@ import {
   decideFixtureStep,
   fixtureOverflow,
   fixtureFlushFact,
-  fixtureSummary,
+  fixtureAnswerText,
   parseFixtureScript,
   ScriptedFailures,
   splitIntoChunks,
@@ -172,13 +172,7 @@ export async function startFixtureServer(
       : decision.kind === 'calls'
         ? decision.calls.map((call, index) => ({ ...call, id: `call_${step}_${index + 1}` }))
         : [];
-    const text = flushing
-      ? ''
-      : summarising
-        ? fixtureSummary(conversation.userText)
-        : decision.kind === 'answer'
-          ? decision.text
-          : '';
+    const text = fixtureAnswerText({ flushing, summarising }, decision, conversation.userText);
     sequence += 1;
     const answer: WireAnswer = {
       id: `chatcmpl-fixture-${sequence}`,

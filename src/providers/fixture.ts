@@ -19,7 +19,7 @@ import {
   fixtureConversation,
   fixtureFlushFact,
   fixtureOverflow,
-  fixtureSummary,
+  fixtureAnswerText,
   fixtureTokens,
   parseFixtureScript,
   ScriptedFailures,
@@ -90,13 +90,7 @@ export function createFixtureProvider(): Provider {
               arguments: call.arguments,
             }))
           : [];
-      const text = flushing
-        ? ''
-        : summarising
-          ? fixtureSummary(conversation.userText)
-          : decision.kind === 'answer'
-            ? decision.text
-            : '';
+      const text = fixtureAnswerText({ flushing, summarising }, decision, conversation.userText);
 
       if (decision.kind === 'answer' && script.streamChunks > 0 && request.onDelta) {
         for (const chunk of splitIntoChunks(text, script.streamChunks)) {

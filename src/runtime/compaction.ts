@@ -28,7 +28,7 @@ import type { RunEvent } from './events.ts';
 import type { PriceBook } from './usage-prices.ts';
 import { countUsage, pricedUsage } from './usage-prices.ts';
 import type { RetryPolicy } from './model-call.ts';
-import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
+import { callModel, loopCallOptions } from './model-call.ts';
 import type { RunControl } from './run-control.ts';
 import type { FoldPlan } from './memory-flush.ts';
 import { isFlushNote } from './memory-flush.ts';
@@ -276,15 +276,7 @@ export class ContextKeeper {
         temperature: 0,
         max_tokens: plan.summaryMax,
       },
-      control: deps.control,
-      policy: deps.retry ?? DEFAULT_RETRY_POLICY,
-      metrics: deps.metrics,
-      now: deps.now,
-      onRetry: ({ attempt, delayMs, error }) =>
-        deps.checkpoint(
-          [],
-          [{ type: 'model.retry', data: { step: plan.step, attempt, delay_ms: delayMs, error } }],
-        ),
+      ...loopCallOptions(deps, plan.step),
     });
     if (result.kind === 'stopped') return 'again';
     if (result.kind === 'failed') return { status: 'failed', error: result.error };

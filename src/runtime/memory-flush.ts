@@ -20,7 +20,7 @@ import { MEMORY_FLUSH_MARKER } from '../providers/provider.ts';
 import type { AgentSpec, EntryBody, MemoryFlushRecord, RunEntry, RunFigures } from '../types.ts';
 import type { RunEvent } from './events.ts';
 import type { RetryPolicy } from './model-call.ts';
-import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
+import { callModel, loopCallOptions } from './model-call.ts';
 import type { RunControl } from './run-control.ts';
 import type { ToolCallEnv } from './tool-step.ts';
 import { executeCall, prepareCall } from './tool-step.ts';
@@ -124,15 +124,7 @@ export async function memoryFlush(
       temperature: 0,
       max_tokens: deps.agent.max_tokens,
     },
-    control: deps.control,
-    policy: deps.retry ?? DEFAULT_RETRY_POLICY,
-    metrics: deps.metrics,
-    now: deps.now,
-    onRetry: ({ attempt, delayMs, error }) =>
-      deps.checkpoint(
-        [],
-        [{ type: 'model.retry', data: { step: plan.step, attempt, delay_ms: delayMs, error } }],
-      ),
+    ...loopCallOptions(deps, plan.step),
   });
   if (result.kind === 'stopped') return 'stopped';
   const base = {

@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics.ts';
 import type { ModelRequest, ModelResponse, Provider } from '../providers/provider.ts';
 import { ProviderError } from '../providers/provider.ts';
 import type { RunError } from '../types.ts';
+import type { RunEvent } from './events.ts';
 import type { RunControl } from './run-control.ts';
 import { sleepUnlessAborted } from './run-control.ts';
 
@@ -42,6 +43,37 @@ interface ModelCallInput {
   now: () => number;
   /** Records the retry (a trace event) before the backoff sleep. */
   onRetry: (notice: RetryNotice) => Promise<void>;
+}
+
+/** What a loop's model call needs from its run: control, retry policy, clock, journal. */
+export interface LoopCallDeps {
+  control: RunControl;
+  retry?: RetryPolicy;
+  metrics: Metrics;
+  now: () => number;
+  checkpoint(entries: [], events: RunEvent[]): Promise<void>;
+}
+
+/**
+ * The options every model call of a run shares (a step's, a compaction's summary, a
+ * memory flush): the run's control and retry policy, each retry journaled as a
+ * `model.retry` event of `step` before its backoff.
+ */
+export function loopCallOptions(
+  deps: LoopCallDeps,
+  step: number,
+): Pick<ModelCallInput, 'control' | 'policy' | 'metrics' | 'now' | 'onRetry'> {
+  return {
+    control: deps.control,
+    policy: deps.retry ?? DEFAULT_RETRY_POLICY,
+    metrics: deps.metrics,
+    now: deps.now,
+    onRetry: ({ attempt, delayMs, error }) =>
+      deps.checkpoint(
+        [],
+        [{ type: 'model.retry', data: { step, attempt, delay_ms: delayMs, error } }],
+      ),
+  };
 }
 
 function describe(

@@ -19,7 +19,7 @@ import type { RunEvent } from './events.ts';
 import { runFailed } from './finalize.ts';
 import type { LiveEvents } from './live.ts';
 import type { RetryPolicy } from './model-call.ts';
-import { DEFAULT_RETRY_POLICY, callModel } from './model-call.ts';
+import { callModel, loopCallOptions } from './model-call.ts';
 import { systemPrompt, unansweredCalls } from './model-input.ts';
 import { modelEntries } from './compaction.ts';
 import type { RunControl } from './run-control.ts';
@@ -99,15 +99,7 @@ export async function modelStep(
           live.publish(runId, { type: 'model.delta', data: { step, text } }),
       }),
     },
-    control: deps.control,
-    policy: deps.retry ?? DEFAULT_RETRY_POLICY,
-    metrics: deps.metrics,
-    now: deps.now,
-    onRetry: ({ attempt, delayMs, error }) =>
-      deps.checkpoint(
-        [],
-        [{ type: 'model.retry', data: { step, attempt, delay_ms: delayMs, error } }],
-      ),
+    ...loopCallOptions(deps, step),
   });
   deps.trace?.modelEnded(
     result.kind === 'response'
