@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { sqliteMigratedBefore } from './helpers/sqlite-migrated.ts';
 import { applyMigrations, loadMigrations } from '../src/store/sqlite/migrations.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'keel-migrate-014-'));
@@ -17,19 +17,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 describe('SQLite migration 014 (deliveries keyed by run, kind and call)', () => {
   it('keeps every delivery as a result delivery; one result per run, one approval per call', () => {
     const path = join(dir, 'keel.db');
-    const db = new Database(path);
-    db.pragma('foreign_keys = ON');
+    const db = sqliteMigratedBefore(path, 14);
     const all = loadMigrations();
-    applyMigrations(
-      db,
-      all.filter((m) => m.version < 14),
-      path,
-      Date.now,
-    );
     const now = Date.now();
-    db.prepare(
-      'INSERT INTO tenants (name, metadata, created_at, updated_at) VALUES (?, ?, ?, ?)',
-    ).run('t', '{}', now, now);
     const insertRun = db.prepare(
       `INSERT INTO runs (run_id, tenant, agent, scope, source, input, fingerprint, status, usage, created_at)
        VALUES (?, 't', 'a', ?, 'api', '{}', 'f', 'succeeded', '{}', ?)`,

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { sqliteMigratedBefore } from './helpers/sqlite-migrated.ts';
+import type Database from 'better-sqlite3';
 import { applyMigrations, loadMigrations } from '../src/store/sqlite/migrations.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'keel-migrate-009-'));
@@ -21,19 +22,9 @@ function count(db: Database.Database, table: string): number {
 describe('SQLite migration 009 (runs rebuilt for `waiting`)', () => {
   it('keeps runs, entries, events and deliveries; foreign keys hold; waiting is accepted', () => {
     const path = join(dir, 'keel.db');
-    const db = new Database(path);
-    db.pragma('foreign_keys = ON');
+    const db = sqliteMigratedBefore(path, 9);
     const all = loadMigrations();
-    applyMigrations(
-      db,
-      all.filter((m) => m.version < 9),
-      path,
-      Date.now,
-    );
     const now = Date.now();
-    db.prepare(
-      'INSERT INTO tenants (name, metadata, created_at, updated_at) VALUES (?, ?, ?, ?)',
-    ).run('t', '{}', now, now);
     const insertRun = db.prepare(
       `INSERT INTO runs (run_id, tenant, agent, scope, source, input, fingerprint, status, usage, created_at)
        VALUES (?, 't', 'a', ?, 'api', '{}', 'f', ?, '{}', ?)`,
