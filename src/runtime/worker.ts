@@ -144,7 +144,10 @@ export function createWorker(options: WorkerOptions): Worker {
   function startHeartbeat(fence: Fence, control: RunControl, elapsedMs: () => number): () => void {
     let timer: NodeJS.Timeout | null = null;
     let ended = false;
+    const interval = Math.max(1, Math.floor(options.leaseMs / 3));
+    let beatStarted = Date.now();
     const beat = async (): Promise<void> => {
+      beatStarted = Date.now();
       try {
         if (!(await store.heartbeat(fence, options.leaseMs, elapsedMs()))) {
           logger.info({ run_id: fence.run_id, attempt: fence.attempt }, 'lease lost; stopping run');
@@ -156,9 +159,12 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       schedule();
     };
+    // The next beat is due an interval after this one started, not after it answered: a
+    // slow store round trip (a busy pool, a loaded machine) must not stretch the gap
+    // between renewals toward the lease's end.
     const schedule = (): void => {
       if (!ended)
-        timer = setTimeout(() => void beat(), Math.max(1, Math.floor(options.leaseMs / 3)));
+        timer = setTimeout(() => void beat(), Math.max(1, interval - (Date.now() - beatStarted)));
     };
     schedule();
     return () => {

@@ -57,6 +57,11 @@ export interface RandomLoopReport {
   kills: number;
   /** Killed processes that held a run another process later resumed. */
   inFlightKills: number;
+  /**
+   * Live processes whose run was taken over after its lease lapsed (only counted where
+   * the backend runs short leases; elsewhere each is a problem).
+   */
+  leaseLapses: number;
   /** Claims that took over a run from a killed process. */
   resumes: number;
   /** Resumed attempts killed in turn (a second kill while resuming). */
@@ -260,6 +265,7 @@ export async function randomCrashLoop(options: RandomLoopOptions): Promise<Rando
     scopes: new Set(turns.map((turn) => turn.scope)).size,
     kills: 0,
     inFlightKills: 0,
+    leaseLapses: 0,
     resumes: 0,
     killedResumes: 0,
     resubmits: 0,
@@ -397,9 +403,10 @@ async function checkAll(
     await store.close();
   }
   for (const pid of interruptedPids) {
-    if (!killedPids.has(pid)) f.problems.push(`a run was taken from pid ${pid}, never killed`);
+    if (killedPids.has(pid)) report.inFlightKills += 1;
+    else if (backend.shortLease) report.leaseLapses += 1;
+    else f.problems.push(`a run was taken from pid ${pid}, never killed`);
   }
-  report.inFlightKills = interruptedPids.size;
   // I10 as well: the store survived every kill intact.
   const integrity = await backend.integrity(dataDir);
   if (integrity) f.problems.push(integrity);
@@ -410,7 +417,7 @@ export function describeReport(label: string, seed: number, report: RandomLoopRe
   const f = report.findings;
   return (
     `${label} seed=${seed} turns=${report.turns} scopes=${report.scopes} ` +
-    `kills=${report.kills} in_flight_kills=${report.inFlightKills} ` +
+    `kills=${report.kills} in_flight_kills=${report.inFlightKills} lease_lapses=${report.leaseLapses} ` +
     `resumes=${report.resumes} killed_resumes=${report.killedResumes} resubmits=${report.resubmits} ambiguous=${report.ambiguous} ` +
     `lost=${f.lost} recorded_reexec=${f.recorded_reexec} dup_effects=${f.dup_effects} ` +
     `uncertain=${f.uncertain} failed_uncertain=${report.failedUncertain} ` +
