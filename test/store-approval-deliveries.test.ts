@@ -2,7 +2,8 @@
 // both backends: a turn with a delivery destination leaves one `approval` delivery per
 // call it asks about, written in the request's transaction, claimable with the call's
 // tool and arguments, next to the run's single `result` delivery; a turn without a
-// destination leaves none; the request wakes claimers (`delivery.due`).
+// destination leaves none; the request and the result wake claimers of their destination
+// (`delivery.due`), and nothing wakes them when no delivery was written.
 
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
@@ -39,9 +40,10 @@ function suite(factory: StoreFactory): void {
     const unsubscribe = store.subscribe((change) => changes.push(change));
     const { run } = await store.enqueueRun(turn({ delivery: { destination: 'tg:42' } }));
     await store.requestApproval(fenceOf(await claimOrFail(store)), request('c1'));
-    assert.ok(
-      changes.some((change) => change.kind === 'delivery.due' && change.run_id === run.run_id),
-      'the request wakes claimers',
+    assert.deepEqual(
+      changes.filter((change) => change.kind === 'delivery.due'),
+      [{ kind: 'delivery.due', tenant: TENANT, run_id: run.run_id, destination: 'tg:42' }],
+      'the request wakes claimers of its destination',
     );
     const [first, ...none] = await store.claimDeliveries(TENANT, CLAIM);
     assert.deepEqual(none, []);
@@ -72,7 +74,14 @@ function suite(factory: StoreFactory): void {
     await store.requestApproval(fenceOf(await claimOrFail(store)), request('c2'));
     await store.decideApproval(TENANT, run.run_id, 'c2', { decision: 'deny', note: 'no' });
     const resumed = await claimOrFail(store);
+    changes.length = 0;
     await store.finalizeRun(fenceOf(resumed), succeeded('done'));
+    // The result delivery wakes its destination's claimers too (the webhook worker
+    // listens for this, not for every finished run).
+    assert.deepEqual(
+      changes.filter((change) => change.kind === 'delivery.due'),
+      [{ kind: 'delivery.due', tenant: TENANT, run_id: run.run_id, destination: 'tg:42' }],
+    );
 
     const claimed = await store.claimDeliveries(TENANT, CLAIM);
     assert.deepEqual(claimed.map((delivery) => [delivery.kind, delivery.call_id]).sort(), [
@@ -93,8 +102,18 @@ function suite(factory: StoreFactory): void {
 
   it('a turn without a destination leaves no approval delivery', async () => {
     const { store } = await harness.fresh();
+    const changes: StoreChange[] = [];
+    const unsubscribe = store.subscribe((change) => changes.push(change));
     const { run } = await store.enqueueRun(turn());
     await store.requestApproval(fenceOf(await claimOrFail(store)), request('c1'));
+    await store.decideApproval(TENANT, run.run_id, 'c1', { decision: 'approve', note: null });
+    await store.finalizeRun(fenceOf(await claimOrFail(store)), succeeded('done'));
+    unsubscribe();
+    assert.deepEqual(
+      changes.filter((change) => change.kind === 'delivery.due'),
+      [],
+      'nothing due, nobody woken',
+    );
     assert.deepEqual(await store.claimDeliveries(TENANT, CLAIM), []);
     assert.equal((await store.listDeliveries(TENANT, { run_id: run.run_id }, 10)).items.length, 0);
   });

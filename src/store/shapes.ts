@@ -331,8 +331,11 @@ export type StoreChange =
   | { kind: 'run.queued'; tenant: string; run_id: string }
   | { kind: 'run.event'; tenant: string; run_id: string; seq: number }
   | { kind: 'run.terminal'; tenant: string; run_id: string; status: RunStatus }
-  /** A delivery other than a run's result became due (an approval request). */
-  | { kind: 'delivery.due'; tenant: string; run_id: string }
+  /**
+   * A delivery became due: a run's result or an approval request, for `destination`
+   * (absent when a notification from another process did not carry it: wake anyway).
+   */
+  | { kind: 'delivery.due'; tenant: string; run_id: string; destination?: string }
   /**
    * About no run in particular: changes may have been missed (PostgreSQL's LISTEN
    * connection came back), so every subscriber re-reads what it watches.

@@ -1,8 +1,8 @@
 // keel's own delivery worker for `webhook:<name>` destinations. It drains the outbox
 // with the same claim/ack rules every adapter uses (src/store/rules/deliveries.ts):
 // claim with destination_prefix "webhook:", POST, ack delivered / retry / failed; the
-// store's rules do the backoff and turn the last retry into `dead`. Woken by a run
-// finishing (that is when a delivery row appears) and by a timer set to the next due
+// store's rules do the backoff and turn the last retry into `dead`. Woken by a webhook
+// delivery becoming due (a run's result, an approval request) and by a timer set to the next due
 // retry of each tenant; a periodic sweep picks up claims a crashed process left behind.
 
 import type { Logger } from '../../logger.ts';
@@ -118,8 +118,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   return {
     start() {
       unsubscribe = store.subscribe((change) => {
-        if (change.kind === 'run.terminal' && change.status === 'succeeded') wake(change.tenant);
-        if (change.kind === 'delivery.due') wake(change.tenant);
+        // Only a delivery for a webhook: a turn without one (or for Telegram) costs this
+        // worker nothing, not a claim transaction and a list per run.
+        if (
+          change.kind === 'delivery.due' &&
+          (change.destination === undefined || change.destination.startsWith(WEBHOOK_PREFIX))
+        )
+          wake(change.tenant);
         if (change.kind === 'store.resync') void wakeAll();
       });
       sweep = setInterval(() => void wakeAll(), SWEEP_MS);

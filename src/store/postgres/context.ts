@@ -74,7 +74,9 @@ function encodeChange(origin: string, change: StoreChange): string {
       ? change.seq
       : change.kind === 'run.terminal'
         ? change.status
-        : null;
+        : change.kind === 'delivery.due'
+          ? (change.destination ?? null)
+          : null;
   return JSON.stringify([origin, change.kind, change.tenant, change.run_id, extra]);
 }
 
@@ -84,8 +86,11 @@ export function decodeChange(payload: string): { origin: string; change: StoreCh
     if (typeof origin !== 'string' || typeof tenant !== 'string' || typeof runId !== 'string') {
       return null;
     }
-    if (kind === 'run.queued' || kind === 'delivery.due') {
-      return { origin, change: { kind, tenant, run_id: runId } };
+    if (kind === 'run.queued') return { origin, change: { kind, tenant, run_id: runId } };
+    if (kind === 'delivery.due') {
+      // Without a destination (an older process sent it) every delivery worker wakes.
+      const destination = typeof extra === 'string' ? { destination: extra } : {};
+      return { origin, change: { kind, tenant, run_id: runId, ...destination } };
     }
     if (kind === 'run.event' && typeof extra === 'number') {
       return { origin, change: { kind, tenant, run_id: runId, seq: extra } };

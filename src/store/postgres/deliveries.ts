@@ -5,7 +5,7 @@
 
 import {
   ackTransition,
-  approvalDeliveryChange,
+  deliveryDueChange,
   approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
@@ -30,8 +30,11 @@ import { toDelivery } from './rows.ts';
 import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 
 /** Called by the finalization transaction: the run's one `result` delivery. */
-export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
-  await tx.count(
+export async function insertDeliveryForRun(
+  tx: Tx,
+  run: RunRow & { delivery_destination: string },
+): Promise<void> {
+  const inserted = await tx.count(
     `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
        idempotency_key, next_attempt_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6)
@@ -45,6 +48,9 @@ export async function insertDeliveryForRun(tx: Tx, run: RunRow): Promise<void> {
       tx.now,
     ],
   );
+  if (inserted > 0) {
+    tx.changes.push(deliveryDueChange(run.tenant, run.run_id, run.delivery_destination));
+  }
 }
 
 /** Called by the approval request's transaction when the turn has a destination. */
@@ -61,7 +67,8 @@ export async function insertApprovalDelivery(
      ON CONFLICT DO NOTHING`,
     [newId(), approval.tenant, approval.run_id, destination, key, tx.now, callId, payload],
   );
-  if (inserted > 0) tx.changes.push(approvalDeliveryChange(approval.tenant, approval.run_id));
+  if (inserted > 0)
+    tx.changes.push(deliveryDueChange(approval.tenant, approval.run_id, destination));
 }
 
 /** A byte-prefix test without LIKE (a prefix may contain % or _). */

@@ -91,7 +91,9 @@ async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise
     ...(input.compactions && { compactions: input.compactions }),
     ...(input.message_tokens && { message_tokens: input.message_tokens }),
   });
-  if (row.delivery_destination !== null) await insertDeliveryForRun(tx, row);
+  const destination = row.delivery_destination;
+  if (destination !== null)
+    await insertDeliveryForRun(tx, { ...row, delivery_destination: destination });
 }
 
 async function settleAndAnnounce(

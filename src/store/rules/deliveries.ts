@@ -142,7 +142,10 @@ export function approvalDeliveryValues(approval: Approval): [string, string, str
   ];
 }
 
-/** Wakes claim long polls and the webhook worker: an approval delivery is due now. */
-export function approvalDeliveryChange(tenant: string, runId: string): StoreChange {
-  return { kind: 'delivery.due', tenant, run_id: runId };
+/**
+ * Wakes claim long polls and the delivery worker of `destination` (the webhook worker
+ * for `webhook:…`): a run's result or an approval request is due now.
+ */
+export function deliveryDueChange(tenant: string, runId: string, destination: string): StoreChange {
+  return { kind: 'delivery.due', tenant, run_id: runId, destination };
 }

@@ -3,7 +3,7 @@
 
 import {
   ackTransition,
-  approvalDeliveryChange,
+  deliveryDueChange,
   approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
@@ -29,8 +29,13 @@ import { toDelivery } from './rows.ts';
 import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 
 /** Called by the finalization transaction: the run's one `result` delivery. */
-export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number): void {
-  ctx
+export function insertDeliveryForRun(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  run: RunRow & { delivery_destination: string },
+  now: number,
+): void {
+  const inserted = ctx
     .sql(
       `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
          idempotency_key, next_attempt_at, created_at, updated_at)
@@ -47,6 +52,9 @@ export function insertDeliveryForRun(ctx: StoreContext, run: RunRow, now: number
       now,
       now,
     );
+  if (inserted.changes > 0) {
+    changes.push(deliveryDueChange(run.tenant, run.run_id, run.delivery_destination));
+  }
 }
 
 /** Called by the approval request's transaction when the turn has a destination. */
@@ -77,7 +85,8 @@ export function insertApprovalDelivery(
       callId,
       payload,
     );
-  if (inserted.changes > 0) changes.push(approvalDeliveryChange(approval.tenant, approval.run_id));
+  if (inserted.changes > 0)
+    changes.push(deliveryDueChange(approval.tenant, approval.run_id, destination));
 }
 
 function prefixClause(

@@ -96,13 +96,21 @@ function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: n
 }
 
 /** What a succeeded run leaves behind: the thread turn and, when asked, a delivery. */
-function recordSuccess(ctx: StoreContext, row: RunRow, input: FinalizeInput, now: number): void {
+function recordSuccess(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  row: RunRow,
+  input: FinalizeInput,
+  now: number,
+): void {
   if (input.status !== 'succeeded') return;
   appendTurnToThread(ctx, row, input.reply_text, input.context_window, now, input.steered_texts, {
     ...(input.compactions && { compactions: input.compactions }),
     ...(input.message_tokens && { message_tokens: input.message_tokens }),
   });
-  if (row.delivery_destination !== null) insertDeliveryForRun(ctx, row, now);
+  const destination = row.delivery_destination;
+  if (destination !== null)
+    insertDeliveryForRun(ctx, changes, { ...row, delivery_destination: destination }, now);
 }
 
 export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInput): Run {
@@ -118,13 +126,13 @@ export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInpu
       return settled;
     });
     ctx.failpoints.hit('finalize.between');
-    ctx.write(() => recordSuccess(ctx, row, input, ctx.now()));
+    ctx.write((changes) => recordSuccess(ctx, changes, row, input, ctx.now()));
   } else {
     row = ctx.write((changes) => {
       const now = ctx.now();
       const settled = settleRun(ctx, fence, input, now);
       appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
-      recordSuccess(ctx, settled, input, now);
+      recordSuccess(ctx, changes, settled, input, now);
       changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
       ctx.failpoints.hit('finalize.before_commit');
       return settled;
