@@ -38,6 +38,8 @@ const SCOPES = 200;
 // concurrent submits can outwait the PostgreSQL pool's connect timeout).
 const INFLIGHT = Number(process.env.KEEL_BENCH_INFLIGHT ?? 64);
 const TEXT = 'what time is it?\n@call clock_now {}';
+/** Turns before the measured load (the load process runs them; see load.ts). */
+const WARMUP_TURNS = 64;
 
 interface Measured {
   name: string;
@@ -66,6 +68,7 @@ async function measure(
     turns: TURNS,
     scopes: SCOPES,
     inflight: INFLIGHT,
+    warmup: WARMUP_TURNS,
     text: TEXT,
   };
   const load = await startChild(

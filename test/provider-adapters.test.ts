@@ -222,6 +222,8 @@ describe('OpenAI Chat Completions (recorded)', () => {
     replay.respond({ file: 'openai-chat-tool-calls.sse' });
     const response = await provider('compat').complete(request());
     assert.equal(replay.requests.at(-1)?.headers.authorization, `Bearer ${KEY}`);
+    // keel routes each request to its call's recorder by a header it takes off again.
+    assert.equal(replay.requests.at(-1)?.headers['x-keel-model-call'], undefined);
     const raw = JSON.stringify(response.raw);
     assert.ok(!raw.includes(KEY));
     assert.equal((response.raw?.request as { model: string }).model, 'm1');
@@ -238,6 +240,7 @@ describe('Anthropic Messages (recorded)', () => {
     );
     assert.equal(replay.requests.at(-1)?.path, '/v1/messages');
     assert.equal(replay.requests.at(-1)?.headers['x-api-key'], KEY);
+    assert.equal(replay.requests.at(-1)?.headers['x-keel-model-call'], undefined);
     assert.deepEqual(deltas, ['Let me ', 'check.']);
     assert.deepEqual(response.assistant.tool_calls, [
       { call_id: 'toolu_w1', name: 'get_weather', arguments: '{"city": "Paris", "unit": "c"}' },

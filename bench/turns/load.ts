@@ -16,7 +16,18 @@ const dispatcher = new Agent({
 });
 const protocol = PROTOCOLS[spec.kind];
 const state = await protocol.prepare(spec, dispatcher);
-// Setup (threads of a peer) is not measured: the runner samples /proc, then says "go".
+// Warm-up: every contender loads code lazily (keel its model provider and tokenizer, the
+// peers their graphs and storage) and V8 compiles its hot paths during the first turns;
+// a steady-state server is what is compared. These turns use the first scopes, once.
+for (let index = 0; index < spec.warmup; index += spec.inflight) {
+  const batch = Math.min(spec.inflight, spec.warmup - index);
+  await Promise.all(
+    Array.from({ length: batch }, (_, offset) =>
+      protocol.turn(spec, dispatcher, state, index + offset),
+    ),
+  );
+}
+// Setup and warm-up are not measured: the runner samples /proc, then says "go".
 process.stdout.write('ready\n');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 

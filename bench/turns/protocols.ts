@@ -14,6 +14,8 @@ export interface LoadSpec {
   turns: number;
   scopes: number;
   inflight: number;
+  /** Turns run before the runner samples /proc (lazy loads, JIT): not measured. */
+  warmup: number;
   text: string;
 }
 

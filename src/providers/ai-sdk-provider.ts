@@ -12,7 +12,6 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AssistantBody, JsonValue, ToolCall } from '../types.ts';
 import { toPrompt, toTools } from './prompt.ts';
 import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
@@ -129,14 +128,42 @@ function rawOf(
   };
 }
 
+/**
+ * The header that names a model call to the shared fetch of its library model; taken
+ * off again before the request leaves. (An AsyncLocalStorage did this routing before: it
+ * enables promise hooks for the whole process, which cost every promise of every run.)
+ */
+const CALL_HEADER = 'x-keel-model-call';
+
+/** The call id of a request and its headers without it (null: no id on the request). */
+function takeCallId(init: RequestInit | undefined): { id: string; init: RequestInit } | null {
+  const headers = init?.headers;
+  if (headers instanceof Headers) {
+    const id = headers.get(CALL_HEADER);
+    if (id === null) return null;
+    const rest = new Headers(headers);
+    rest.delete(CALL_HEADER);
+    return { id, init: { ...init, headers: rest } };
+  }
+  if (headers && !Array.isArray(headers)) {
+    // The AI SDK hands its headers over as a plain object with lower-case names.
+    const { [CALL_HEADER]: id, ...rest } = headers;
+    if (typeof id !== 'string') return null;
+    return { id, init: { ...init, headers: rest } };
+  }
+  return null;
+}
+
 export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
   const streaming = options.stream ?? true;
-  // The recording fetch of the call whose library code is running (calls run concurrently).
-  const callFetch = new AsyncLocalStorage<typeof globalThis.fetch>();
+  // The recording fetch of each call in progress (calls run concurrently), by call id.
+  const callFetches = new Map<string, typeof globalThis.fetch>();
+  let callCount = 0;
   const routedFetch: typeof globalThis.fetch = (input, init) => {
-    const current = callFetch.getStore();
-    if (!current) throw new Error('a model request outside of a model call');
-    return current(input, init);
+    const routed = takeCallId(init);
+    const current = routed && callFetches.get(routed.id);
+    if (!routed || !current) throw new Error('a model request outside of a model call');
+    return current(input, routed.init);
   };
   const models = new Map<string, Promise<LanguageModel>>();
   function modelFor(modelId: string): Promise<LanguageModel> {
@@ -156,15 +183,23 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
   async function call(request: ModelRequest): Promise<ModelResponse> {
     const recorder = createRecordingFetch(options.secrets);
     const model = await modelFor(request.model);
-    return callFetch.run(recorder.fetch, () => callModel(request, model, recorder));
+    const id = String(++callCount);
+    callFetches.set(id, recorder.fetch);
+    try {
+      return await callModel(request, model, recorder, id);
+    } finally {
+      callFetches.delete(id);
+    }
   }
 
   async function callModel(
     request: ModelRequest,
     model: LanguageModel,
     recorder: ReturnType<typeof createRecordingFetch>,
+    callId: string,
   ): Promise<ModelResponse> {
     const callOptions: LanguageModelV3CallOptions = {
+      headers: { [CALL_HEADER]: callId },
       prompt: toPrompt(request),
       maxOutputTokens: request.max_tokens,
       temperature: request.temperature,
