@@ -89,8 +89,8 @@ async function api(
   return { status: response.status, body: await response.json() };
 }
 
-async function submit(text: string, scope: string): Promise<string> {
-  const submitted = await api('POST', '/turns', { agent: 'a', scope, payload: { text } });
+async function submit(text: string, scope: string, agent = 'a'): Promise<string> {
+  const submitted = await api('POST', '/turns', { agent, scope, payload: { text } });
   assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
   return submitted.body.run_id as string;
 }
@@ -172,6 +172,14 @@ args = [${JSON.stringify(SERVER)}, "--bad-schema"]
     tool_timeout_ms: 2000,
   });
   assert.equal(agent.status, 201, JSON.stringify(agent.body));
+  // For calls a kill must end, not the timeout: a server process started again on a
+  // loaded machine can take most of 2 s before the call reaches it.
+  const patient = await api('PUT', '/agents/patient', {
+    model: 'fixture/echo',
+    allowed_families: ['mcp'],
+    tool_timeout_ms: 30_000,
+  });
+  assert.equal(patient.status, 201, JSON.stringify(patient.body));
 });
 
 after(() => {
@@ -252,6 +260,7 @@ describe('MCP with keel-owned test servers through keel serve', () => {
     const runId = await submit(
       '@call mcp_own_send {"hang": true}\n@call mcp_own_upsert {"hang": true}\n@call mcp_own_read {}',
       'kill',
+      'patient',
     );
     const send = await arrived('send', start);
     process.kill(send.pid, 'SIGKILL');
@@ -275,7 +284,7 @@ describe('MCP with keel-owned test servers through keel serve', () => {
 
   it('keel SIGKILLed mid-call: the idempotent call re-runs with the same key, the effectful one is OUTCOME_UNKNOWN', async () => {
     const start = calls().length;
-    const runId = await submit('@call mcp_own_upsert {"hang": true}', 'crash-idem');
+    const runId = await submit('@call mcp_own_upsert {"hang": true}', 'crash-idem', 'patient');
     const first = await arrived('upsert', start);
     assert.equal(first.key, `${runId}:call_1_1`, 'the idempotency key travels in _meta');
     await killKeel();
@@ -290,7 +299,7 @@ describe('MCP with keel-owned test servers through keel serve', () => {
     assert.equal((await results(runId)).at(-1).ok, true);
 
     const mark = calls().length;
-    const effectful = await submit('@call mcp_own_send {"hang": true}', 'crash-eff');
+    const effectful = await submit('@call mcp_own_send {"hang": true}', 'crash-eff', 'patient');
     await arrived('send', mark);
     await killKeel();
     keel = await serve();

@@ -111,6 +111,10 @@ describe('postgres store specifics', { skip }, () => {
   it('a waiting delivery claim on another store is woken by the finalize notification', async () => {
     const store = await open();
     const peer = await open(store.schema);
+    const due: StoreChange[] = [];
+    peer.subscribe((change) => {
+      if (change.kind === 'delivery.due') due.push(change);
+    });
     await store.createTenant('t1', {});
     await store.putAgent('t1', 'a1', agentSpec());
     const input = { limit: 10, lease_ms: 60_000, destination_prefix: 'tg:', max_attempts: 5 };
@@ -136,6 +140,33 @@ describe('postgres store specifics', { skip }, () => {
     const deliveries = await waiting;
     assert.equal(deliveries.length, 1);
     assert.equal(deliveries[0]?.run_id, run.run_id);
+    // The notification names the destination (the webhook worker wakes only for its own).
+    assert.deepEqual(due, [
+      { kind: 'delivery.due', tenant: 't1', run_id: run.run_id, destination: 'tg:5' },
+    ]);
+  });
+
+  it('prepares each parameterised statement once per connection and reuses it', async () => {
+    const name = freshSchemaName('keel_spec');
+    schemas.push(name);
+    const store = await openPostgresStore({ url: POSTGRES_URL, schema: name, poolSize: 1 });
+    stores.push(store);
+    await store.createTenant('t1', {});
+    await store.putAgent('t1', 'a1', agentSpec());
+    const prepared = async (): Promise<number> =>
+      Number(
+        (
+          await store.pool.query(
+            "SELECT count(*) AS n FROM pg_prepared_statements WHERE name LIKE 'keel\\_%'",
+          )
+        ).rows[0].n,
+      );
+    await store.enqueueRun(turn({ tenant: 't1', agent: 'a1', scope: 's1' }));
+    const afterOne = await prepared();
+    assert.ok(afterOne > 0, 'the enqueue left named prepared statements on the connection');
+    await store.enqueueRun(turn({ tenant: 't1', agent: 'a1', scope: 's2' }));
+    await store.enqueueRun(turn({ tenant: 't1', agent: 'a1', scope: 's3' }));
+    assert.equal(await prepared(), afterOne, 'the same statements again: none prepared anew');
   });
 
   it('the claim statement runs on the partial indexes (EXPLAIN)', async () => {

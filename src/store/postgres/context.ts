@@ -30,12 +30,40 @@ export interface Tx extends Sql {
   readonly changes: StoreChange[];
 }
 
-function sqlOn(runner: pg.Pool | pg.PoolClient): Sql {
+/**
+ * Names for the statements keel sends with parameters, so each connection parses and
+ * plans one only once (a named prepared statement) instead of on every call. Bounded:
+ * statement texts are fixed in the code, but a text built from values would otherwise
+ * grow every connection's set of prepared statements without end.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly limit = 1000) {}
+
+  /** The text's name, or undefined (past the limit: sent unnamed, planned each time). */
+  of(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.limit) {
+      name = `keel_${this.names.size}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
+}
+
+function sqlOn(runner: pg.Pool | pg.PoolClient, names: StatementNames): Sql {
   // A lost connection or a full disk reaches the caller as STORE_UNAVAILABLE.
-  const run = (text: string, params?: readonly SqlParam[]) =>
-    runner.query(text, params as unknown[] | undefined).catch((error: unknown) => {
+  const run = (text: string, params?: readonly SqlParam[]) => {
+    // Without parameters pg sends a simple query (several statements may share one).
+    const name = params ? names.of(text) : undefined;
+    const query: pg.QueryConfig = name
+      ? { name, text, values: params as unknown[] }
+      : { text, ...(params && { values: params as unknown[] }) };
+    return runner.query(query).catch((error: unknown) => {
       throw toStoreError(error);
     });
+  };
   return {
     async rows<T>(text: string, params?: readonly SqlParam[]): Promise<T[]> {
       return (await run(text, params)).rows as T[];
@@ -116,6 +144,7 @@ export class PgContext {
   readonly read: Sql;
   /** Whether the last write hit a full disk (readiness). */
   readonly health = new WriteHealth();
+  private readonly statementNames = new StatementNames();
 
   constructor(
     readonly pool: pg.Pool,
@@ -128,7 +157,7 @@ export class PgContext {
     readonly failpoints: Failpoints,
     private readonly seededBugs: ReadonlySet<string>,
   ) {
-    this.read = sqlOn(pool);
+    this.read = sqlOn(pool, this.statementNames);
   }
 
   /** True when tests replaced the database's clock (every reading must come from it). */
@@ -175,7 +204,7 @@ export class PgContext {
         )) as unknown as pg.QueryResult[];
         now = Number(results[1]?.rows[0]?.now);
       }
-      const tx: Tx = { ...sqlOn(client), now, changes };
+      const tx: Tx = { ...sqlOn(client, this.statementNames), now, changes };
       let result: T;
       try {
         result = await body(tx);
