@@ -9,7 +9,7 @@ import type { KeelConfig } from './config.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
 import { inertFailpoints } from './failpoints.ts';
-import type { Logger } from './logger.ts';
+import type { Logger, OwnLogger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
@@ -141,7 +141,8 @@ function urlFor(host: string, port: number): string {
 export async function startKeel(config: KeelConfig, options: KeelOptions = {}): Promise<Keel> {
   // Refuse an insecure listener before touching any data.
   assertListenAllowed(config);
-  const logger = options.logger ?? createLogger(config.log);
+  const ownLogger = options.logger ? null : createLogger(config.log);
+  const logger = options.logger ?? (ownLogger as OwnLogger).logger;
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);
@@ -310,6 +311,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           await embedder.close?.();
           await tracer.shutdown().catch(() => undefined);
           await store.close();
+          ownLogger?.close();
         })();
         return stopped;
       },
@@ -317,6 +319,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   } catch (error) {
     await api?.close().catch(() => undefined);
     await store.close();
+    ownLogger?.close();
     throw error;
   }
 }
