@@ -197,6 +197,14 @@ before(async () => {
     });
     assert.equal(agent.status, 201, agent.text);
   }
+  // For first calls to a server that starts on demand: on a loaded machine its start
+  // alone can take most of a 3 s tool timeout.
+  const patient = await api('PUT', '/v1/tenants/acme/agents/patient', {
+    model: 'fixture/echo',
+    allowed_families: ['mcp'],
+    tool_timeout_ms: 30_000,
+  });
+  assert.equal(patient.status, 201, patient.text);
 });
 after(async () => {
   keel?.child.kill('SIGTERM');
@@ -352,12 +360,18 @@ describe('MCP servers per tenant (reference servers over stdio)', () => {
     const entity = { name: 'Rex', entityType: 'dog', observations: ['Rex is a golden retriever'] };
     const stored = await turn(
       'acme',
-      'a',
+      'patient',
       `@call mcp_memory_create_entities ${JSON.stringify({ entities: [entity] })}`,
       'mem',
     );
-    assert.equal((await toolResults(stored.run_id))[0].ok, true);
-    const read = await turn('acme', 'a', '@call mcp_memory_open_nodes {"names": ["Rex"]}', 'mem');
+    const [created] = await toolResults(stored.run_id);
+    assert.equal(created.ok, true, JSON.stringify(created));
+    const read = await turn(
+      'acme',
+      'patient',
+      '@call mcp_memory_open_nodes {"names": ["Rex"]}',
+      'mem',
+    );
     const [result] = await toolResults(read.run_id);
     assert.equal(result.ok, true, JSON.stringify(result));
     assert.match(JSON.stringify(result.result), /golden retriever/);
