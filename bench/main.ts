@@ -8,6 +8,7 @@ import { runDeliveryBench } from './delivery.ts';
 import { runFairnessBench } from './fairness.ts';
 import { runMcpBench } from './mcp.ts';
 import { runMemoryBench } from './memory.ts';
+import { runModelHttpBench } from './model-http.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runScaleBench } from './scale.ts';
 import { runTelemetryBench } from './telemetry.ts';
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   delivery: runDeliveryBench,
   memory: runMemoryBench,
   mcp: runMcpBench,
+  'model-http': runModelHttpBench,
   overhead: runOverheadBench,
   turns: runTurnsBench,
   'turns-pg': runTurnsPostgresBench,

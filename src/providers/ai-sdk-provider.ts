@@ -18,6 +18,7 @@ import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
 import { isAbortError, toProviderError } from './provider-errors.ts';
 import type { RecordedExchange } from './recording-fetch.ts';
 import { createRecordingFetch } from './recording-fetch.ts';
+import type { ModelTransport } from './node-http-transport.ts';
 
 /**
  * Builds the library model for a model id, once per provider and id: its `fetch` hands
@@ -37,6 +38,8 @@ export interface AiSdkProviderOptions {
   secrets: readonly string[];
   /** Default true; false uses the non-streaming endpoint. */
   stream?: boolean;
+  /** How requests leave (node-http-transport.ts); shared by the providers of a keel. */
+  transport: ModelTransport;
 }
 
 const FINISH_REASONS: Record<LanguageModelV3FinishReason['unified'], string> = {
@@ -181,7 +184,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
   }
 
   async function call(request: ModelRequest): Promise<ModelResponse> {
-    const recorder = createRecordingFetch(options.secrets);
+    const recorder = createRecordingFetch(options.secrets, options.transport);
     const model = await modelFor(request.model);
     const id = String(++callCount);
     callFetches.set(id, recorder.fetch);

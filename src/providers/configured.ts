@@ -9,6 +9,7 @@
 import { KeelError } from '../errors.ts';
 import type { LanguageModelFactory } from './ai-sdk-provider.ts';
 import { createAiSdkProvider } from './ai-sdk-provider.ts';
+import { createNodeHttpTransport } from './node-http-transport.ts';
 import type { Provider } from './provider.ts';
 
 export interface ProviderSpec {
@@ -76,6 +77,7 @@ export function createConfiguredProviders(
   // unless told not to; keel's logs are JSON lines on stderr.
   (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
   const providers: Record<string, Provider> = {};
+  const transport = createNodeHttpTransport();
   for (const [name, spec] of Object.entries(specs)) {
     const apiKey = keys[name];
     providers[name] = createAiSdkProvider({
@@ -83,6 +85,7 @@ export function createConfiguredProviders(
       model: modelFactory(name, spec, apiKey),
       secrets: apiKey ? [apiKey] : [],
       stream: spec.stream ?? true,
+      transport,
     });
   }
   return providers;

@@ -1,6 +1,9 @@
 // A fetch that keeps the exact request and response bodies of one model call for the
 // trace (`model.response.raw`). The response body is recorded as it streams through to
-// the library (no second read); secrets are removed before anything is kept.
+// the library (no second read; the transport taps it); secrets are removed before
+// anything is kept.
+
+import type { ModelTransport } from './node-http-transport.ts';
 
 /** Bodies beyond this are cut in the trace; the call itself is unaffected. */
 const MAX_RECORDED_CHARS = 256 * 1024;
@@ -34,28 +37,21 @@ export function redact(text: string, secrets: readonly string[]): string {
     : out;
 }
 
-export function createRecordingFetch(secrets: readonly string[]): RecordingFetch {
+export function createRecordingFetch(
+  secrets: readonly string[],
+  transport: ModelTransport,
+): RecordingFetch {
   const state: RecordedExchange = { request: null, response: '', status: null };
-  const decoder = new TextDecoder();
   let chunks: string[] = [];
 
   const recordingFetch: typeof globalThis.fetch = async (input, init) => {
     state.request = bodyText(init?.body);
-    chunks = [];
-    const response = await globalThis.fetch(input, init);
+    const mine: string[] = [];
+    chunks = mine;
+    // The transport hands over each body chunk as it passes to the library.
+    const response = await transport(input, init, (text) => mine.push(text));
     state.status = response.status;
-    if (!response.body) return response;
-    const tee = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        chunks.push(decoder.decode(chunk, { stream: true }));
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(tee), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
+    return response;
   };
 
   return {
