@@ -273,13 +273,18 @@ export async function runTurnsBench(): Promise<void> {
 
 export async function runTurnsPostgresBench(): Promise<void> {
   ensureBuilt();
+  // KEEL_BENCH_BASELINE=<another checkout of keel>: the old code, in the same run.
+  const baseline = process.env.KEEL_BENCH_BASELINE;
+  if (baseline) ensureBuilt(`${baseline}/`);
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-pg-'));
   const model = await startFixtureModel();
   const rows: Measured[] = [];
   const schemas: string[] = [];
   try {
     for (let round = 0; round < rounds(); round++) {
-      for (const remote of [false, true]) {
+      for (const [remote, checkout] of [false, true].flatMap((remote) =>
+        [undefined, baseline].flatMap((c, i) => (i === 0 || c ? [[remote, c] as const] : [])),
+      )) {
         const { url, schema } = postgresSchemaUrl();
         schemas.push(schema);
         const running = await startKeelContender({
@@ -288,10 +293,11 @@ export async function runTurnsPostgresBench(): Promise<void> {
           concurrency: INFLIGHT,
           storeUrl: url,
           ...(remote && { modelUrl: model.ready }),
+          ...(checkout && { checkout }),
         });
         try {
           await setUpKeel(running.url, remote ? 'local/fixture' : 'fixture/bench');
-          const name = `keel on PostgreSQL (api + 1 worker), model ${remote ? 'over HTTP' : 'in process'}`;
+          const name = `${checkout ? 'baseline' : 'keel'} on PostgreSQL (api + 1 worker), model ${remote ? 'over HTTP' : 'in process'}`;
           rows.push(
             await measure(
               name,
