@@ -5,18 +5,16 @@
 // path is crash-approvals.test.ts.
 
 import { describe, it } from 'node:test';
-import { DENY_CASES, approvalCrashCase } from './helpers/approval-crash.ts';
-import { effectSinkForSuite, pool } from './helpers/crash-harness.ts';
+import { DENY_CASES, approvalCrashCases } from './helpers/approval-crash.ts';
+import { effectSinkForSuite } from './helpers/crash-harness.ts';
 
 describe('approvals across kill -9 [sqlite, deny]', () => {
   const sink = effectSinkForSuite();
 
   it('every kill point: one request, one decision, one end, executions as decided', async () => {
-    // One at a time: each case starts keel twice, and a loaded machine starts slowly.
-    const figures = await pool(
-      1,
-      DENY_CASES.map((c) => () => approvalCrashCase(c, sink())),
-    );
+    // One case at a time, on one data dir: the keel restarted after a case's kill is
+    // armed with the next case's fault point (approvalCrashCases).
+    const figures = await approvalCrashCases(DENY_CASES, sink());
     const kills = figures.reduce((sum, f) => sum + f.kills, 0);
     console.log(`approval crash [sqlite, deny]: ${figures.length} cases, ${kills} kills`);
   });

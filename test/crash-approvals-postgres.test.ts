@@ -9,9 +9,9 @@
 // is approvals-postgres-workers.test.ts.
 
 import { after, describe, it } from 'node:test';
-import { POSTGRES_CASES, approvalCrashCase } from './helpers/approval-crash.ts';
+import { POSTGRES_CASES, approvalCrashCases } from './helpers/approval-crash.ts';
 import { postgresCrashBackend } from './helpers/crash-backend.ts';
-import { effectSinkForSuite, pool } from './helpers/crash-harness.ts';
+import { effectSinkForSuite } from './helpers/crash-harness.ts';
 import { skipUnlessPostgres } from './helpers/postgres.ts';
 
 const skip = await skipUnlessPostgres('test/crash-approvals-postgres.test.ts');
@@ -23,11 +23,9 @@ describe('approvals across kill -9 [postgres]', { skip }, () => {
 
   it('requested, waiting, decided, tool running: one request, one decision, one end, executions as decided', async () => {
     const started = Date.now();
-    // One at a time: each case starts keel twice, and a loaded machine starts slowly.
-    const figures = await pool(
-      1,
-      POSTGRES_CASES.map((c) => () => approvalCrashCase(c, sink(), backend)),
-    );
+    // One case at a time, on one data dir: the keel restarted after a case's kill is
+    // armed with the next case's fault point (approvalCrashCases).
+    const figures = await approvalCrashCases(POSTGRES_CASES, sink(), backend);
     const kills = figures.reduce((sum, f) => sum + f.kills, 0);
     console.log(
       `approval crash [postgres]: ${figures.length} cases, ${kills} kills, ${Date.now() - started} ms`,

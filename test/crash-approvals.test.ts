@@ -6,18 +6,16 @@
 // kills before the commits: crash-approvals-deny.test.ts (three files, each stays short).
 
 import { describe, it } from 'node:test';
-import { APPROVE_CASES, approvalCrashCase } from './helpers/approval-crash.ts';
-import { effectSinkForSuite, pool } from './helpers/crash-harness.ts';
+import { APPROVE_CASES, approvalCrashCases } from './helpers/approval-crash.ts';
+import { effectSinkForSuite } from './helpers/crash-harness.ts';
 
 describe('approvals across kill -9 [sqlite]', () => {
   const sink = effectSinkForSuite();
 
   it('every kill point: one request, one decision, one end, executions as decided', async () => {
-    // One at a time: each case starts keel twice, and a loaded machine starts slowly.
-    const figures = await pool(
-      1,
-      APPROVE_CASES.map((c) => () => approvalCrashCase(c, sink())),
-    );
+    // One case at a time, on one data dir: the keel restarted after a case's kill is
+    // armed with the next case's fault point (approvalCrashCases).
+    const figures = await approvalCrashCases(APPROVE_CASES, sink());
     const kills = figures.reduce((sum, f) => sum + f.kills, 0);
     console.log(`approval crash [sqlite]: ${figures.length} cases, ${kills} kills`);
   });

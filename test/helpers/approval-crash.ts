@@ -52,12 +52,9 @@ class Life {
     this.watch();
   }
 
-  static async start(
-    dataDir: string,
-    env: Record<string, string>,
-    faults: Record<string, string>,
-  ): Promise<Life> {
-    return new Life(await serve(dataDir, { ...env, ...faults }), dataDir, env);
+  /** Armable (crash-harness.ts serve): no fault point until `arm` names one. */
+  static async start(dataDir: string, env: Record<string, string>): Promise<Life> {
+    return new Life(await serve(dataDir, env, { armable: true }), dataDir, env);
   }
 
   private watch(): void {
@@ -72,7 +69,7 @@ class Life {
     if (this.dead) {
       this.kills += 1;
       this.dead = false;
-      this.served = await serve(this.dataDir, this.env);
+      this.served = await serve(this.dataDir, this.env, { armable: true });
       this.watch();
     }
     return this.served.url;
@@ -91,6 +88,12 @@ class Life {
         await delay(200);
       }
     }
+  }
+
+  /** The live keel dies at `spec` (KEEL_FAILPOINTS syntax); a restarted one has none. */
+  async arm(spec: string): Promise<void> {
+    await this.url();
+    await this.served.arm(spec);
   }
 
   async killNow(): Promise<void> {
@@ -144,61 +147,83 @@ async function decide(life: Life, runId: string, decision: 'approve' | 'deny'): 
   assert.equal(second.body.error.code, 'APPROVAL_DECIDED');
 }
 
-export async function approvalCrashCase(
-  c: ApprovalCase,
+/**
+ * The cases one after the other on one data dir, each with its own agent and scope: the
+ * keel restarted after one case's kill (without fault points) is armed with the next
+ * case's fault point, so each kill costs one `keel serve` start-up, not two. Every case
+ * is inspected (and asserted) on the stopped data dir.
+ */
+export async function approvalCrashCases(
+  cases: ApprovalCase[],
   sink: EffectSink,
   backend: CrashBackend = sqliteCrashBackend,
-): Promise<CaseFigures> {
+): Promise<CaseFigures[]> {
   const dataDir = tempDir('keel-approval-crash-');
   const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...backend.env(dataDir) };
-  const faults: Record<string, string> =
-    c.point && c.point !== 'waiting'
-      ? { KEEL_TEST_FAILPOINTS: '1', KEEL_FAILPOINTS: `${c.point}=kill` }
-      : {};
-  const life = await Life.start(dataDir, env, faults);
-  let runId = '';
+  const life = await Life.start(dataDir, env);
+  const ran: { c: ApprovalCase; runId: string; kills: number }[] = [];
   try {
-    const url = await life.url();
-    await call(url, 'POST', '/v1/tenants', { name: TENANT });
-    const agent = await call(url, 'PUT', `/v1/tenants/${TENANT}/agents/a`, {
-      model: 'fixture/echo',
-      require_approval: ['sink_*'],
-      ...(c.decision === 'timeout' && { approval_timeout_ms: 1000 }),
-    });
-    assert.ok(agent.status < 300, JSON.stringify(agent.body));
-    const submitted = await call(url, 'POST', `/v1/tenants/${TENANT}/turns`, {
-      agent: 'a',
-      scope: 'approvals',
-      payload: { text: `@call ${c.tool} {"value":"pay the rent"}\nrent` },
-    });
-    runId = submitted.body.run_id as string;
-    await waitFor('the run waiting', async () => (await runStatus(life, runId)) === 'waiting', {
-      timeoutMs: 30_000,
-      everyMs: 50,
-    });
-    if (c.point === 'waiting') {
-      await life.killNow();
-      await life.url();
+    await call(await life.url(), 'POST', '/v1/tenants', { name: TENANT });
+    for (const [index, c] of cases.entries()) {
+      const killsBefore = life.kills;
+      const runId = await approvalCrashCase(life, c, `a${index}`, `approvals-${index}`);
+      ran.push({ c, runId, kills: life.kills - killsBefore });
     }
-    if (c.decision !== 'timeout') await decide(life, runId, c.decision);
-    let final: string | null = null;
-    await waitFor(
-      'the run ended',
-      async () => {
-        try {
-          final = await waitTerminal(await life.url(), runId);
-          return true;
-        } catch {
-          return false; // killed while waiting for the end: restart and wait again
-        }
-      },
-      { timeoutMs: 60_000, everyMs: 100 },
-    );
-    assert.equal(final, 'succeeded');
   } finally {
     await life.stop();
   }
-  return inspect(c, runId, dataDir, sink, backend, life.kills);
+  const figures: CaseFigures[] = [];
+  for (const { c, runId, kills } of ran) {
+    figures.push(await inspect(c, runId, dataDir, sink, backend, kills));
+  }
+  return figures;
+}
+
+/** One case on the live keel of `life`; returns its run once it succeeded. */
+async function approvalCrashCase(
+  life: Life,
+  c: ApprovalCase,
+  agentName: string,
+  scope: string,
+): Promise<string> {
+  if (c.point && c.point !== 'waiting') await life.arm(`${c.point}=kill`);
+  const url = await life.url();
+  const agent = await call(url, 'PUT', `/v1/tenants/${TENANT}/agents/${agentName}`, {
+    model: 'fixture/echo',
+    require_approval: ['sink_*'],
+    ...(c.decision === 'timeout' && { approval_timeout_ms: 1000 }),
+  });
+  assert.ok(agent.status < 300, JSON.stringify(agent.body));
+  const submitted = await call(url, 'POST', `/v1/tenants/${TENANT}/turns`, {
+    agent: agentName,
+    scope,
+    payload: { text: `@call ${c.tool} {"value":"pay the rent"}\nrent` },
+  });
+  const runId = submitted.body.run_id as string;
+  await waitFor('the run waiting', async () => (await runStatus(life, runId)) === 'waiting', {
+    timeoutMs: 30_000,
+    everyMs: 50,
+  });
+  if (c.point === 'waiting') {
+    await life.killNow();
+    await life.url();
+  }
+  if (c.decision !== 'timeout') await decide(life, runId, c.decision);
+  let final: string | null = null;
+  await waitFor(
+    'the run ended',
+    async () => {
+      try {
+        final = await waitTerminal(await life.url(), runId);
+        return true;
+      } catch {
+        return false; // killed while waiting for the end: restart and wait again
+      }
+    },
+    { timeoutMs: 60_000, everyMs: 100 },
+  );
+  assert.equal(final, 'succeeded');
+  return runId;
 }
 
 async function inspect(

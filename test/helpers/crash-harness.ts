@@ -71,14 +71,21 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
-function spawnTracked(args: string[], env: Record<string, string>): ChildProcess {
+function spawnTracked(
+  args: string[],
+  env: Record<string, string>,
+  stdin: 'ignore' | 'pipe' = 'ignore',
+): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
     cwd: ROOT,
     env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin, 'pipe', 'pipe'],
   });
   children.add(child);
   child.once('exit', () => children.delete(child));
+  // A write to the stdin of a child that was just killed fails (EPIPE); arm() notices
+  // the exit.
+  child.stdin?.on('error', () => undefined);
   return child;
 }
 
@@ -137,16 +144,31 @@ export interface Served {
   url: string;
   pid: number;
   exited: Promise<Exit>;
+  /**
+   * Only for `serve(…, { armable: true })`: from now on the fault points are `spec`
+   * (KEEL_FAILPOINTS syntax; hits are counted from here). Resolves once keel applied it.
+   */
+  arm(spec: string): Promise<void>;
   kill(): Promise<void>;
   terminate(): Promise<void>;
 }
 
-export async function serve(dataDir: string, env: Record<string, string>): Promise<Served> {
+/**
+ * `keel serve` on the data dir. `armable`: fault points enabled but none set until
+ * `arm` names them (keel-test-serve.ts reads them from stdin), so one process can serve
+ * a recovery without fault points and then be the doomed process of the next scenario.
+ */
+export async function serve(
+  dataDir: string,
+  env: Record<string, string>,
+  options: { armable?: boolean } = {},
+): Promise<Served> {
   // Port 0: keel binds a free port itself and names it in its ready line. A port picked
   // here and bound later by the child could be taken in between (EADDRINUSE under load).
   const child = spawnTracked(
     ['test/helpers/keel-test-serve.ts', '--listen', '127.0.0.1:0', '--data-dir', dataDir],
-    env,
+    options.armable ? { ...env, KEEL_TEST_FAILPOINTS: '1', KEEL_TEST_FAILPOINTS_STDIN: '1' } : env,
+    options.armable ? 'pipe' : 'ignore',
   );
   const exited = exitOf(child);
   const url = await readyLine(child, /^keel listening on (http:\/\/\S+) /m, 'keel serve');
@@ -154,6 +176,29 @@ export async function serve(dataDir: string, env: Record<string, string>): Promi
     url,
     pid: child.pid ?? 0,
     exited,
+    async arm(spec) {
+      if (!child.stdin) throw new Error('keel serve was not started armable');
+      const line = `failpoints armed: ${spec}\n`;
+      await new Promise<void>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => done(new Error(`keel did not arm ${spec}`)), 20_000);
+        const onData = (chunk: Buffer): void => {
+          out += chunk.toString();
+          if (out.includes(line)) done(null);
+        };
+        const onExit = (): void => done(new Error(`keel exited before arming ${spec}`));
+        function done(error: Error | null): void {
+          clearTimeout(timer);
+          child.stdout?.off('data', onData);
+          child.off('exit', onExit);
+          if (error) reject(error);
+          else resolve();
+        }
+        child.stdout?.on('data', onData);
+        child.once('exit', onExit);
+        child.stdin?.write(`arm ${spec}\n`);
+      });
+    },
     async kill() {
       child.kill('SIGKILL');
       await exited;
@@ -271,27 +316,20 @@ export interface FaultCase {
 }
 
 /**
- * One crash scenario: serve with `point=hit*kill`, submit the scripted turn (with a
- * delivery destination), wait for the kill, restart without the fault point, resubmit
- * (same request id) when the kill came before the answer, wait for the run, submit a
- * follow-up turn in the same scope, stop, and check the invariants.
+ * The scripted turn (with a delivery destination) submitted to `doomed`, which is set to
+ * die at `fault`; waits for the kill, restarts keel on the data dir without the fault
+ * point (`restart`), resubmits (same request id) when the kill came before the answer,
+ * waits for the run, and submits a follow-up turn in the same scope and waits for it.
+ * Returns the restarted keel (alive) and what checkScenario checks once it is stopped.
  */
-export async function crashScenario(
+async function crashAndRecover(
+  doomed: Served,
+  dataDir: string,
   fault: FaultCase,
-  sink: EffectSink,
-  extraEnv: Record<string, string> = {},
-  backend: CrashBackend = sqliteCrashBackend,
-): Promise<Findings> {
-  const dataDir = tempDir();
+  restart: () => Promise<Served>,
+): Promise<{ restarted: Served; scenario: Scenario }> {
   const scope = `sweep-${fault.point}-${fault.hit}`;
   const requestId = `req-${fault.point}-${fault.hit}`;
-  const base = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...backend.env(dataDir), ...extraEnv };
-  const doomed = await serve(dataDir, {
-    ...base,
-    KEEL_TEST_FAILPOINTS: '1',
-    KEEL_FAILPOINTS: `${fault.point}=${fault.hit}*kill`,
-  });
-  await setupTenant(doomed.url);
   const body = {
     agent: 'a',
     scope,
@@ -314,7 +352,7 @@ export async function crashScenario(
     await doomed.kill();
     throw new Error(`${fault.point}=${fault.hit}*kill never fired`);
   }
-  const restarted = await serve(dataDir, base);
+  const restarted = await restart();
   try {
     const again = await call(restarted.url, 'POST', `/v1/tenants/${TENANT}/turns`, body);
     if (runId !== null && again.body.run_id !== runId) {
@@ -328,16 +366,74 @@ export async function crashScenario(
       payload: { text: 'after the crash' },
     });
     await waitTerminal(restarted.url, followUp.body.run_id as string);
-    // Everything checked is committed (synchronous=FULL): a kill is as good as a stop.
+    const followUpId = followUp.body.run_id as string;
+    return { restarted, scenario: { dataDir, runId, requestId, followUpId, scope } };
+  } catch (error) {
     await restarted.kill();
-    return await checkScenario(
-      { dataDir, runId, requestId, followUpId: followUp.body.run_id as string, scope },
-      sink,
-      backend,
-    );
-  } finally {
-    await restarted.kill();
+    throw error;
   }
+}
+
+/**
+ * One crash scenario: serve with `point=hit*kill`, then crashAndRecover, stop, and check
+ * the invariants.
+ */
+export async function crashScenario(
+  fault: FaultCase,
+  sink: EffectSink,
+  extraEnv: Record<string, string> = {},
+  backend: CrashBackend = sqliteCrashBackend,
+): Promise<Findings> {
+  const dataDir = tempDir();
+  const base = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...backend.env(dataDir), ...extraEnv };
+  const doomed = await serve(dataDir, {
+    ...base,
+    KEEL_TEST_FAILPOINTS: '1',
+    KEEL_FAILPOINTS: `${fault.point}=${fault.hit}*kill`,
+  });
+  await setupTenant(doomed.url);
+  const { restarted, scenario } = await crashAndRecover(doomed, dataDir, fault, () =>
+    serve(dataDir, base),
+  );
+  // Everything checked is committed (synchronous=FULL): a kill is as good as a stop.
+  await restarted.kill();
+  return checkScenario(scenario, sink, backend);
+}
+
+/**
+ * The crash scenarios of `faults` one after the other on one data dir (a scope each):
+ * the keel restarted after one scenario's kill recovers it without fault points, then is
+ * armed with the next fault and is that scenario's doomed process — every scenario still
+ * has its own kill and restart, at one `keel serve` start-up per scenario instead of two.
+ * The stopped data dir is checked per scenario, as crashScenario does.
+ */
+export async function crashScenarioChain(
+  faults: FaultCase[],
+  sink: EffectSink,
+  backend: CrashBackend = sqliteCrashBackend,
+): Promise<{ fault: FaultCase; found: Findings }[]> {
+  const dataDir = tempDir();
+  const base = { KEEL_TEST_EFFECT_SINK_URL: sink.url, ...backend.env(dataDir) };
+  const restart = (): Promise<Served> => serve(dataDir, base, { armable: true });
+  let served = await restart();
+  const scenarios: { fault: FaultCase; scenario: Scenario }[] = [];
+  try {
+    await setupTenant(served.url);
+    for (const fault of faults) {
+      await served.arm(`${fault.point}=${fault.hit}*kill`);
+      const recovered = await crashAndRecover(served, dataDir, fault, restart);
+      served = recovered.restarted;
+      scenarios.push({ fault, scenario: recovered.scenario });
+    }
+  } finally {
+    // Everything checked is committed (synchronous=FULL): a kill is as good as a stop.
+    await served.kill();
+  }
+  const results: { fault: FaultCase; found: Findings }[] = [];
+  for (const { fault, scenario } of scenarios) {
+    results.push({ fault, found: await checkScenario(scenario, sink, backend) });
+  }
+  return results;
 }
 
 /** Runs `tasks` with at most `limit` at a time, in order of start. */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { CrashBackend } from './crash-backend.ts';
 import type { Figure } from './crash-checks.ts';
 import type { EffectSink, FaultCase, Findings } from './crash-harness.ts';
-import { crashScenario, pool } from './crash-harness.ts';
+import { crashScenarioChain } from './crash-harness.ts';
 import { describeReport, randomCrashLoop } from './crash-loop.ts';
 
 /** Figures that must be 0 after any crash, whatever the backend. */
@@ -33,8 +33,9 @@ export function fromEnv(name: string, fallback: number): number {
 
 /**
  * The sweep: each fault kills a scripted run there, the process restarts on the same
- * data dir, and the invariants are checked. Prints the figures, asserts no problem, every
- * MUST_BE_ZERO figure 0, and the effectful call uncertain exactly where it was in flight.
+ * data dir (crashScenarioChain), and the invariants are checked. Prints the figures,
+ * asserts no problem, every MUST_BE_ZERO figure 0, and the effectful call uncertain
+ * exactly where it was in flight.
  */
 export async function crashSweep(
   backend: CrashBackend,
@@ -42,15 +43,13 @@ export async function crashSweep(
   sink: () => EffectSink,
 ): Promise<void> {
   const started = Date.now();
-  // Two at a time (2 cores): most of a scenario is process start-up, which is CPU-bound;
-  // more lanes only starve the other test files running beside this one.
-  const findings = await pool(
-    2,
-    faults.map((fault) => async () => ({
-      fault,
-      found: await crashScenario(fault, sink(), {}, backend),
-    })),
-  );
+  // Two chains at a time (2 cores): most of a scenario is process start-up, which is
+  // CPU-bound; more lanes only starve the other test files running beside this one. In a
+  // chain the keel restarted after one kill is the next scenario's doomed process.
+  const lanes = [0, 1].map((lane) => faults.filter((_, index) => index % 2 === lane));
+  const findings = (
+    await Promise.all(lanes.map((lane) => crashScenarioChain(lane, sink(), backend)))
+  ).flat();
   const total = (key: keyof Omit<Findings, 'problems'>): number =>
     findings.reduce((sum, { found }) => sum + found[key], 0);
   const points = new Set(faults.map((fault) => fault.point)).size;
