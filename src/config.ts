@@ -407,6 +407,7 @@ export const TEST_ONLY_ENV = [
   'KEEL_FAILPOINTS',
   'KEEL_TEST_SEEDED_BUGS',
   'KEEL_TEST_EFFECT_SINK_URL',
+  'KEEL_TEST_FAILPOINTS_STDIN',
 ];
 
 function refuseTestSwitches(env: NodeJS.ProcessEnv): void {

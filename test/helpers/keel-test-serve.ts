@@ -22,7 +22,7 @@ import { effectSinkTools } from './effect-sink-tools.ts';
 
 async function main(): Promise<number> {
   const env = { ...process.env };
-  for (const name of [...TEST_ONLY_ENV, 'KEEL_TEST_FAILPOINTS_STDIN']) delete process.env[name];
+  for (const name of TEST_ONLY_ENV) delete process.env[name];
   const enabled = env.KEEL_TEST_FAILPOINTS === '1';
   let failpoints = createFailpoints({ enabled, spec: env.KEEL_FAILPOINTS ?? '' });
   if (enabled && env.KEEL_TEST_FAILPOINTS_STDIN === '1') {
