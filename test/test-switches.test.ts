@@ -114,6 +114,13 @@ describe('test-only switches', () => {
     assert.match(outcome.stderr, /KEEL_TEST_EFFECT_SINK_URL: test-only switches, refused/);
   });
 
+  it('a real keel serve with KEEL_TEST_FAILPOINTS_STDIN refuses to start (no re-arming in production)', async () => {
+    const outcome = await serveOutcome(KEEL_SERVE, { KEEL_TEST_FAILPOINTS_STDIN: '1' });
+    assert.equal(outcome.served, false, 'keel serve ran with a fault-point switch');
+    assert.equal(outcome.code, 1);
+    assert.match(outcome.stderr, /KEEL_TEST_FAILPOINTS_STDIN: test-only switches, refused/);
+  });
+
   it('the test entry injects the sink tools: sink_write is listed by GET /v1/tools', async () => {
     const names = await toolNamesServed(TEST_SERVE, {
       KEEL_TEST_EFFECT_SINK_URL: 'http://127.0.0.1:9/',
