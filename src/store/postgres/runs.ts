@@ -7,11 +7,10 @@ import {
   queuedChange,
   queuedEventData,
   refuseBusyLane,
-  replayOf,
   requireAgentFound,
 } from '../rules/runs.ts';
 import { steerEventData } from '../rules/steering.ts';
-import { busyLaneAction, markSteer, steerReplay } from './steering.ts';
+import { busyLaneAction, markSteer, replayOfRequest } from './steering.ts';
 import type { Run } from '../../types.ts';
 import type {
   ClaimedRun,
@@ -52,20 +51,9 @@ export async function getRun(sql: Sql, tenant: string, runId: string): Promise<R
  */
 export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
   await requireTenant(tx, input.tenant);
-  if (input.request_id !== null) {
-    await tx.one("SELECT pg_advisory_xact_lock(hashtext('request:' || $1 || ':' || $2))", [
-      input.tenant,
-      input.request_id,
-    ]);
-    // Looked up before the agent: a replay finds its run even after the agent was deleted.
-    const existing = await tx.one<RunRow>(
-      'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
-      [input.tenant, input.request_id],
-    );
-    if (existing) return (await steerReplay(tx, input, existing)) ?? replayOf(existing, input);
-    const steered = await steerReplay(tx, input, undefined);
-    if (steered) return steered;
-  }
+  // Looked up before the agent: a replay finds its run even after the agent was deleted.
+  const replayed = await replayOfRequest(tx, input);
+  if (replayed) return replayed;
   const agent = await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2 FOR SHARE', [
     input.tenant,
     input.agent,

@@ -40,6 +40,28 @@ function runRow(sql: Sql, runId: string): Promise<RunRow | undefined> {
 }
 
 /**
+ * The answer to a request_id submitted before (a turn or a fork): its run, or the run it
+ * was steered into. undefined: a new request. The advisory lock serializes two submits
+ * of one request_id, which a unique index alone cannot answer with the first one's run.
+ */
+export async function replayOfRequest(
+  tx: Tx,
+  input: EnqueueRunInput,
+): Promise<EnqueueResult | undefined> {
+  if (input.request_id === null) return undefined;
+  await tx.one("SELECT pg_advisory_xact_lock(hashtext('request:' || $1 || ':' || $2))", [
+    input.tenant,
+    input.request_id,
+  ]);
+  const existing = await tx.one<RunRow>(
+    'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
+    [input.tenant, input.request_id],
+  );
+  if (existing) return (await steerReplay(tx, input, existing)) ?? replayOf(existing, input);
+  return await steerReplay(tx, input, undefined);
+}
+
+/**
  * A replayed request_id: a turn already taken into a run (run_steers), or a queued row
  * still waiting for its target. undefined: not a steered turn.
  */
@@ -179,21 +201,8 @@ export async function forkRun(ctx: PgContext, input: ForkRunInput): Promise<Run>
       on_busy: 'enqueue',
     };
     // A fork is submitted like a turn: its request_id dedups, the queue quota counts it.
-    if (enqueue.request_id !== null) {
-      await tx.one("SELECT pg_advisory_xact_lock(hashtext('request:' || $1 || ':' || $2))", [
-        enqueue.tenant,
-        enqueue.request_id,
-      ]);
-      const existing = await tx.one<RunRow>(
-        'SELECT * FROM runs WHERE tenant = $1 AND request_id = $2',
-        [enqueue.tenant, enqueue.request_id],
-      );
-      if (existing) {
-        return ((await steerReplay(tx, enqueue, existing)) ?? replayOf(existing, enqueue)).run;
-      }
-      const steered = await steerReplay(tx, enqueue, undefined);
-      if (steered) return steered.run;
-    }
+    const replayed = await replayOfRequest(tx, enqueue);
+    if (replayed) return replayed.run;
     await requireQueueRoom(tx, enqueue.tenant, input.max_queued ?? null);
     const row = (await tx.one<RunRow>(
       `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,

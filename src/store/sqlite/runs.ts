@@ -6,11 +6,10 @@ import {
   queuedChange,
   queuedEventData,
   refuseBusyLane,
-  replayOf,
   requireAgentFound,
 } from '../rules/runs.ts';
 import { steerEventData } from '../rules/steering.ts';
-import { busyLaneAction, markSteer, steerReplay } from './steering.ts';
+import { busyLaneAction, markSteer, replayOfRequest } from './steering.ts';
 import type { Run } from '../../types.ts';
 import type {
   ClaimedRun,
@@ -49,14 +48,8 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
     requireTenant(ctx, input.tenant);
     // The request_id is looked up before the agent: a replay must find its run even
     // after the agent was deleted.
-    if (input.request_id !== null) {
-      const existing = ctx
-        .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
-        .get(input.tenant, input.request_id) as RunRow | undefined;
-      if (existing) return steerReplay(ctx, input, existing) ?? replayOf(existing, input);
-      const steered = steerReplay(ctx, input, undefined);
-      if (steered) return steered;
-    }
+    const replayed = replayOfRequest(ctx, input);
+    if (replayed) return replayed;
     const agent = ctx
       .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
       .get(input.tenant, input.agent);

@@ -41,6 +41,22 @@ function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
 }
 
 /**
+ * The answer to a request_id submitted before (a turn or a fork): its run, or the run it
+ * was steered into. undefined: a new request.
+ */
+export function replayOfRequest(
+  ctx: StoreContext,
+  input: EnqueueRunInput,
+): EnqueueResult | undefined {
+  if (input.request_id === null) return undefined;
+  const existing = ctx
+    .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
+    .get(input.tenant, input.request_id) as RunRow | undefined;
+  if (existing) return steerReplay(ctx, input, existing) ?? replayOf(existing, input);
+  return steerReplay(ctx, input, undefined);
+}
+
+/**
  * A replayed request_id: a turn already taken into a run (run_steers), or a queued row
  * still waiting for its target. undefined: not a steered turn.
  */
@@ -184,14 +200,8 @@ export function forkRun(ctx: StoreContext, input: ForkRunInput): Run {
       on_busy: 'enqueue',
     };
     // A fork is submitted like a turn: its request_id dedups, the queue quota counts it.
-    if (enqueue.request_id !== null) {
-      const existing = ctx
-        .sql('SELECT * FROM runs WHERE tenant = ? AND request_id = ?')
-        .get(enqueue.tenant, enqueue.request_id) as RunRow | undefined;
-      if (existing) return (steerReplay(ctx, enqueue, existing) ?? replayOf(existing, enqueue)).run;
-      const steered = steerReplay(ctx, enqueue, undefined);
-      if (steered) return steered.run;
-    }
+    const replayed = replayOfRequest(ctx, enqueue);
+    if (replayed) return replayed.run;
     requireQueueRoom(ctx, enqueue.tenant, input.max_queued ?? null);
     ctx
       .sql(
