@@ -9,7 +9,7 @@ import type { KeelConfig } from './config.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
 import { inertFailpoints } from './failpoints.ts';
-import type { Logger, OwnLogger } from './logger.ts';
+import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
@@ -141,8 +141,10 @@ function urlFor(host: string, port: number): string {
 export async function startKeel(config: KeelConfig, options: KeelOptions = {}): Promise<Keel> {
   // Refuse an insecure listener before touching any data.
   assertListenAllowed(config);
-  const ownLogger = options.logger ? null : createLogger(config.log);
-  const logger = options.logger ?? (ownLogger as OwnLogger).logger;
+  // A logger passed in is the caller's to close; one made here is closed by stop().
+  const { logger, close: closeLogger } = options.logger
+    ? { logger: options.logger, close: () => undefined }
+    : createLogger(config.log);
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);
@@ -311,7 +313,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           await embedder.close?.();
           await tracer.shutdown().catch(() => undefined);
           await store.close();
-          ownLogger?.close();
+          closeLogger();
         })();
         return stopped;
       },
@@ -319,7 +321,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   } catch (error) {
     await api?.close().catch(() => undefined);
     await store.close();
-    ownLogger?.close();
+    closeLogger();
     throw error;
   }
 }

@@ -120,4 +120,18 @@ describe('keel serve request logs', () => {
     assert.match(mine[0]!, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: GET \/v1\/tenants 200 [\d.]+ ms /);
     assert.ok(!mine[0]!.includes('\u001b['), 'no ANSI colour on a pipe');
   });
+
+  // Last: it stops the plain process. JSON lines go through a buffer; what keel logs as
+  // it stops must still reach stderr before the process exits.
+  it('default: on SIGTERM the last lines are written before the process exits', async () => {
+    const exited = new Promise<number | null>((resolve) => plain.child.once('exit', resolve));
+    plain.child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+    const messages = plain
+      .stderr()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { msg: string }).msg);
+    assert.deepEqual(messages.slice(-2), ['shutting down', 'stopped']);
+  });
 });

@@ -2,8 +2,9 @@
 // with the same claim/ack rules every adapter uses (src/store/rules/deliveries.ts):
 // claim with destination_prefix "webhook:", POST, ack delivered / retry / failed; the
 // store's rules do the backoff and turn the last retry into `dead`. Woken by a webhook
-// delivery becoming due (a run's result, an approval request) and by a timer set to the next due
-// retry of each tenant; a periodic sweep picks up claims a crashed process left behind.
+// delivery becoming due (a run's result, an approval request) and by a timer set to the
+// next due retry of each tenant; a periodic sweep picks up claims a crashed process left
+// behind.
 
 import type { Logger } from '../../logger.ts';
 import type { DeliveryStore, StoreChanges, TenantStore, WebhookStore } from '../../store/store.ts';

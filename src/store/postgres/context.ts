@@ -36,7 +36,7 @@ export interface Tx extends Sql {
  * statement texts are fixed in the code, but a text built from values would otherwise
  * grow every connection's set of prepared statements without end.
  */
-export class StatementNames {
+class StatementNames {
   private readonly names = new Map<string, string>();
 
   constructor(private readonly limit = 1000) {}

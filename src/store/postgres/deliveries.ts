@@ -32,24 +32,18 @@ import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 /** Called by the finalization transaction: the run's one `result` delivery. */
 export async function insertDeliveryForRun(
   tx: Tx,
-  run: RunRow & { delivery_destination: string },
+  run: RunRow,
+  destination: string,
 ): Promise<void> {
   const inserted = await tx.count(
     `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
        idempotency_key, next_attempt_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6)
      ON CONFLICT DO NOTHING`,
-    [
-      newId(),
-      run.tenant,
-      run.run_id,
-      run.delivery_destination,
-      `run:${run.run_id}:delivery`,
-      tx.now,
-    ],
+    [newId(), run.tenant, run.run_id, destination, `run:${run.run_id}:delivery`, tx.now],
   );
   if (inserted > 0) {
-    tx.changes.push(deliveryDueChange(run.tenant, run.run_id, run.delivery_destination));
+    tx.changes.push(deliveryDueChange(run.tenant, run.run_id, destination));
   }
 }
 

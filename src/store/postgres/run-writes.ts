@@ -91,9 +91,8 @@ async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise
     ...(input.compactions && { compactions: input.compactions }),
     ...(input.message_tokens && { message_tokens: input.message_tokens }),
   });
-  const destination = row.delivery_destination;
-  if (destination !== null)
-    await insertDeliveryForRun(tx, { ...row, delivery_destination: destination });
+  if (row.delivery_destination !== null)
+    await insertDeliveryForRun(tx, row, row.delivery_destination);
 }
 
 async function settleAndAnnounce(

@@ -32,7 +32,8 @@ import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 export function insertDeliveryForRun(
   ctx: StoreContext,
   changes: StoreChange[],
-  run: RunRow & { delivery_destination: string },
+  run: RunRow,
+  destination: string,
   now: number,
 ): void {
   const inserted = ctx
@@ -42,18 +43,9 @@ export function insertDeliveryForRun(
        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     )
-    .run(
-      newId(),
-      run.tenant,
-      run.run_id,
-      run.delivery_destination,
-      `run:${run.run_id}:delivery`,
-      now,
-      now,
-      now,
-    );
+    .run(newId(), run.tenant, run.run_id, destination, `run:${run.run_id}:delivery`, now, now, now);
   if (inserted.changes > 0) {
-    changes.push(deliveryDueChange(run.tenant, run.run_id, run.delivery_destination));
+    changes.push(deliveryDueChange(run.tenant, run.run_id, destination));
   }
 }
 

@@ -108,9 +108,8 @@ function recordSuccess(
     ...(input.compactions && { compactions: input.compactions }),
     ...(input.message_tokens && { message_tokens: input.message_tokens }),
   });
-  const destination = row.delivery_destination;
-  if (destination !== null)
-    insertDeliveryForRun(ctx, changes, { ...row, delivery_destination: destination }, now);
+  if (row.delivery_destination !== null)
+    insertDeliveryForRun(ctx, changes, row, row.delivery_destination, now);
 }
 
 export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInput): Run {
