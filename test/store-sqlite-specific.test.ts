@@ -22,7 +22,7 @@ import {
   TestClock,
   turn,
 } from './store-conformance/harness.ts';
-import { openConnection } from '../src/store/sqlite/connection.ts';
+import { openConnection, PAGE_BYTES } from '../src/store/sqlite/connection.ts';
 import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
@@ -79,6 +79,7 @@ function defineTests(): void {
         synchronous: 2,
         foreign_keys: 1,
         busy_timeout: 5000,
+        page_size: PAGE_BYTES,
       });
       assert.equal(full.kind, 'sqlite');
       assert.match(full.description, /synchronous=FULL/);
@@ -87,6 +88,20 @@ function defineTests(): void {
       const normal = await openSqliteStore({ path: fresh(), durability: 'process' });
       assert.equal(normal.settings().synchronous, 1);
       await normal.close();
+    });
+
+    it("creates small pages (WAL bytes per commit) and keeps an existing file's own", async () => {
+      assert.equal(PAGE_BYTES, 1024);
+      // A database created before the change (SQLite's default 4 KiB pages) opens as is.
+      const path = fresh();
+      const old = new Database(path);
+      old.pragma('page_size = 4096');
+      old.pragma('journal_mode = WAL');
+      old.close();
+      const store = await openSqliteStore({ path, durability: 'process' });
+      assert.equal(store.settings().page_size, 4096);
+      assert.deepEqual(await store.migrationStatus(), { current: latest, latest });
+      await store.close();
     });
 
     it('refuses a connection that does not take WAL, naming the setting', () => {

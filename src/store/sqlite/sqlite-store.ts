@@ -145,6 +145,7 @@ export class SqliteStore implements Store {
     synchronous: number;
     foreign_keys: number;
     busy_timeout: number;
+    page_size: number;
   } {
     const read = (name: string): unknown => this.ctx.db.pragma(name, { simple: true });
     return {
@@ -152,6 +153,7 @@ export class SqliteStore implements Store {
       synchronous: Number(read('synchronous')),
       foreign_keys: Number(read('foreign_keys')),
       busy_timeout: Number(read('busy_timeout')),
+      page_size: Number(read('page_size')),
     };
   }
 
