@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { buildModules } from './helpers/wasm-modules.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -181,6 +182,50 @@ describe('keel client commands', () => {
     );
     const usage = await keelCli('turn', 'assistant');
     assert.equal(usage.code, 2);
+  });
+
+  it('wasm put / list / rm a WebAssembly tool; a bad effect is refused by name', async () => {
+    const module = join(keel.dir, 'trivial.wasm');
+    await writeFile(module, (await buildModules()).trivial);
+    const put = await keelCli(
+      'wasm',
+      'put',
+      'ok_tool',
+      '--module',
+      module,
+      '--effect',
+      'read_only',
+      '--description',
+      'answers ok',
+      '--timeout-ms',
+      '2000',
+    );
+    assert.equal(put.code, 0, put.stderr);
+    assert.match(put.stdout, /^wasm tool wasm_ok_tool saved \(\d+ bytes, sha256 [0-9a-f]{64}\)/);
+    const badEffect = await keelCli(
+      'wasm',
+      'put',
+      'other',
+      '--module',
+      module,
+      '--effect',
+      'sometimes',
+      '--description',
+      'x',
+    );
+    assert.equal(badEffect.code, 1);
+    assert.match(badEffect.stderr, /^keel: VALIDATION_FAILED: .*effect/);
+    const listed = await keelCli('wasm', 'list');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.match(
+      listed.stdout,
+      /^wasm_ok_tool\tread_only\t\d+ bytes\t2000 ms\t\d+ MiB\tanswers ok\n$/,
+    );
+    const removed = await keelCli('wasm', 'rm', 'ok_tool');
+    assert.equal(removed.code, 0, removed.stderr);
+    assert.match(removed.stdout, /wasm tool ok_tool removed/);
+    const empty = await keelCli('wasm', 'list');
+    assert.equal(empty.stdout, '');
   });
 });
 
