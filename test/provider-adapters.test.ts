@@ -124,7 +124,8 @@ describe('OpenAI Chat Completions (recorded)', () => {
     assert.deepEqual(response.assistant.tool_calls, EXPECTED_CALLS);
     assert.equal(response.assistant.text, 'Let me check.');
     assert.deepEqual(response.assistant.usage, { input_tokens: 31, output_tokens: 17 });
-    assert.equal((response.raw?.response as { id: string }).id, 'chatcmpl-rec3');
+    // The raw exchange is JSON texts: a JSON response body stays JSON.
+    assert.equal(JSON.parse(response.raw?.response ?? 'null').id, 'chatcmpl-rec3');
   });
 
   it('tool results go back as tool messages; an error result as {"error": {code, message}}', async () => {
@@ -226,8 +227,11 @@ describe('OpenAI Chat Completions (recorded)', () => {
     assert.equal(replay.requests.at(-1)?.headers['x-keel-model-call'], undefined);
     const raw = JSON.stringify(response.raw);
     assert.ok(!raw.includes(KEY));
-    assert.equal((response.raw?.request as { model: string }).model, 'm1');
-    assert.match(response.raw?.response as string, /chatcmpl-rec1/);
+    // The request body is the text that was sent (not parsed and serialised again); a
+    // streamed response is the SSE text as a JSON string.
+    assert.equal(response.raw?.request, replay.requests.at(-1)?.body);
+    assert.equal(JSON.parse(response.raw?.request ?? '{}').model, 'm1');
+    assert.match(JSON.parse(response.raw?.response ?? '""') as string, /chatcmpl-rec1/);
   });
 });
 

@@ -64,6 +64,23 @@ const malformedModel: Provider = {
   },
 };
 
+/** Answers well, but with a raw exchange of objects where provider.ts wants JSON texts. */
+const oddRawModel: Provider = {
+  name: 'oddraw',
+  async complete() {
+    return {
+      assistant: {
+        text: 'fine',
+        tool_calls: [],
+        usage: { input_tokens: 1, output_tokens: 1 },
+        finish_reason: 'stop',
+        model: 'oddraw/x',
+      },
+      raw: { request: { model: 'x' } },
+    } as never;
+  },
+};
+
 const VISIBLE: Partial<AgentSpec> = { allowed_families: ['calc', 'schedule', 'test'] };
 
 describe('loop: what a model or a tool throws at it', () => {
@@ -71,10 +88,11 @@ describe('loop: what a model or a tool throws at it', () => {
   before(async () => {
     h = await openHarness({
       tools: createToolRegistry([...builtinTools(), ...throwingTools]),
-      providers: { malformed: malformedModel },
+      providers: { malformed: malformedModel, oddraw: oddRawModel },
     });
     await h.putAgent('a', VISIBLE);
     await h.putAgent('m', { model: 'malformed/x' });
+    await h.putAgent('o', { model: 'oddraw/x' });
   });
   after(async () => {
     await h.close();
@@ -117,6 +135,15 @@ describe('loop: what a model or a tool throws at it', () => {
     assert.equal(run.error?.code, 'PROVIDER_ERROR');
     assert.match(run.error?.message ?? '', /malformed \(usage: /);
     assert.equal(run.attempt, 1);
+  });
+
+  it('a raw exchange that is not JSON texts is left out of the trace; the run goes on', async () => {
+    const runId = await h.submit('hi', { agent: 'o', scope: 'oddraw' });
+    const run = await h.wait(runId);
+    assert.equal(run.status, 'succeeded');
+    const response = (await h.trace(runId)).find((event) => event.type === 'model.response');
+    assert.equal(response?.data.step, 1);
+    assert.equal(response?.data.raw, undefined);
   });
 });
 

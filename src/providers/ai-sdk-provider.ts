@@ -12,12 +12,12 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import type { AssistantBody, JsonValue, ToolCall } from '../types.ts';
+import type { AssistantBody, ToolCall } from '../types.ts';
 import { toPrompt, toTools } from './prompt.ts';
-import type { ModelRequest, ModelResponse, Provider } from './provider.ts';
+import type { ModelRequest, ModelResponse, Provider, RawExchange } from './provider.ts';
 import { isAbortError, toProviderError } from './provider-errors.ts';
 import type { RecordedExchange } from './recording-fetch.ts';
-import { createRecordingFetch } from './recording-fetch.ts';
+import { createRecordingFetch, REDACTED } from './recording-fetch.ts';
 import type { ModelTransport } from './node-http-transport.ts';
 
 /**
@@ -111,23 +111,32 @@ class StreamAssembly {
   }
 }
 
-function parsedOrText(text: string | null): JsonValue {
-  if (text === null) return null;
+/**
+ * A recorded body as a JSON text. A request body is the provider package's
+ * `JSON.stringify` output and is kept as is, unparsed; only one the recorder changed
+ * (cut at its size limit: no closing brace; a key redacted inside it) is checked. A
+ * response body is always checked (a server may answer anything). Whatever is not JSON
+ * is kept as a string value.
+ */
+function requestJson(text: string): string {
+  if (!text.startsWith('{') || !text.endsWith('}')) return JSON.stringify(text);
+  return text.includes(REDACTED) ? checkedJson(text) : text;
+}
+
+function checkedJson(text: string): string {
   try {
-    return JSON.parse(text) as JsonValue;
-  } catch {
+    JSON.parse(text);
     return text;
+  } catch {
+    return JSON.stringify(text);
   }
 }
 
-function rawOf(
-  exchange: RecordedExchange,
-  streamed: boolean,
-): { request: JsonValue; response: JsonValue } {
+function rawOf(exchange: RecordedExchange, streamed: boolean): RawExchange {
   return {
-    request: parsedOrText(exchange.request),
-    // A streamed body is the SSE text as received; a JSON body is kept parsed.
-    response: streamed ? exchange.response : parsedOrText(exchange.response),
+    ...(exchange.request !== null && { request: requestJson(exchange.request) }),
+    // A streamed body is the SSE text as received (a string); a JSON body stays JSON.
+    response: streamed ? JSON.stringify(exchange.response) : checkedJson(exchange.response),
   };
 }
 

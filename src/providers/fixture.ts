@@ -114,12 +114,12 @@ export function createFixtureProvider(): Provider {
       return {
         assistant,
         raw: {
-          request: {
+          request: JSON.stringify({
             model: request.model,
             context: request.context.length,
             entries: request.entries.length,
-          },
-          response: { text, tool_calls: toolCalls },
+          }),
+          response: JSON.stringify({ text, tool_calls: toolCalls }),
         },
       };
     },

@@ -27,10 +27,13 @@ function bodyText(body: unknown): string | null {
   return '[unrecorded body]';
 }
 
+/** What a secret is replaced with in a recorded body. */
+export const REDACTED = '[redacted]';
+
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret.length > 0) out = out.split(secret).join('[redacted]');
+    if (secret.length > 0) out = out.split(secret).join(REDACTED);
   }
   return out.length > MAX_RECORDED_CHARS
     ? `${out.slice(0, MAX_RECORDED_CHARS)}…[${out.length - MAX_RECORDED_CHARS} more characters]`

@@ -35,8 +35,11 @@ export type RunEvent =
         cost_usd?: number;
         latency_ms: number;
         finish_reason: string;
+        /** As stored: the exchange `{request, response}`; written through `data_json`. */
         raw?: JsonObject;
       };
+      /** `data` with the raw exchange spliced in as JSON text (model-response-event.ts). */
+      data_json?: string;
     }
   | {
       type: 'model.retry';

@@ -7,6 +7,7 @@ import type { ModelRequest, ModelResponse, Provider } from '../providers/provide
 import { ProviderError } from '../providers/provider.ts';
 import type { RunError } from '../types.ts';
 import type { RunEvent } from './events.ts';
+import { isRawExchange } from './model-response-event.ts';
 import type { RunControl } from './run-control.ts';
 import { sleepUnlessAborted } from './run-control.ts';
 
@@ -113,8 +114,8 @@ const assistantShape = z.object({
 
 /**
  * A response the loop could not record or reason about (missing fields, non-string
- * arguments, raw bodies that are not JSON) fails the step as PROVIDER_ERROR instead of
- * throwing later, inside the attempt. Raw bodies that do not serialise are dropped.
+ * arguments) fails the step as PROVIDER_ERROR instead of throwing later, inside the
+ * attempt. A raw exchange that is not JSON texts (provider.ts) is dropped.
  */
 function malformation(response: ModelResponse): string | null {
   const checked = assistantShape.safeParse(response.assistant);
@@ -122,13 +123,8 @@ function malformation(response: ModelResponse): string | null {
     const issue = checked.error.issues[0];
     return `${issue?.path.map(String).join('.') ?? ''}: ${issue?.message ?? 'invalid'}`;
   }
-  if (response.raw !== undefined) {
-    try {
-      JSON.stringify(response.raw);
-    } catch {
-      delete response.raw;
-    }
-  }
+  const raw = response.raw;
+  if (raw !== undefined && !isRawExchange(raw)) delete response.raw;
   return null;
 }
 

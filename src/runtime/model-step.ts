@@ -18,6 +18,7 @@ import type {
 import type { RunEvent } from './events.ts';
 import { runFailed } from './finalize.ts';
 import type { LiveEvents } from './live.ts';
+import { modelResponseEvent } from './model-response-event.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { callModel, loopCallOptions } from './model-call.ts';
 import { systemPrompt, unansweredCalls } from './model-input.ts';
@@ -120,18 +121,17 @@ export async function modelStep(
   await deps.checkpoint(
     [{ kind: 'assistant', body: assistant }],
     [
-      {
-        type: 'model.response',
-        data: {
+      modelResponseEvent(
+        {
           step,
           usage: assistant.usage,
           model: priced.model,
           cost_usd: priced.cost_usd,
           latency_ms: result.latencyMs,
           finish_reason: assistant.finish_reason,
-          ...(raw && { raw }),
         },
-      },
+        raw,
+      ),
     ],
   );
   countUsage(deps.metrics, priced.model, assistant.usage, priced.cost_usd);

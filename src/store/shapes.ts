@@ -34,6 +34,12 @@ export interface Page<T> {
 export interface NewEvent {
   type: string;
   data: JsonObject;
+  /**
+   * `data` as JSON text, when the writer has it already (a model response's raw exchange,
+   * spliced in as sent): stored instead of serialising `data`, which then only serves
+   * the writes that read it (the usage ledger).
+   */
+  data_json?: string;
 }
 
 export interface EnqueueRunInput {

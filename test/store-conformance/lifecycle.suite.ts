@@ -89,7 +89,15 @@ export function fencingSuite(factory: StoreFactory): void {
             },
           },
         ],
-        events: [{ type: 'model.response', data: { step: 1 } }],
+        // A writer's own JSON text of the data is stored as it is (a model response's
+        // raw request goes in as it was sent).
+        events: [
+          {
+            type: 'model.response',
+            data: { step: 1 },
+            data_json: '{"step":1,"raw":{"request":{"model":"m",  "n":1.0}}}',
+          },
+        ],
         steps: 1,
         usage: usage(1),
         elapsed_ms: 250,
@@ -128,6 +136,7 @@ export function fencingSuite(factory: StoreFactory): void {
         duration_ms: 1,
       });
       const trace = await store.getTrace(TENANT, run.run_id, 0, 1000);
+      assert.deepEqual(trace?.[2]?.data, { step: 1, raw: { request: { model: 'm', n: 1 } } });
       assert.deepEqual(
         trace?.map((event) => `${event.seq}:${event.type}`),
         [

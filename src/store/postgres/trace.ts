@@ -3,6 +3,8 @@
 // same transaction, which serializes appends to one run across processes.
 
 import type { EntryBody, JsonObject, RunEntry, TraceEvent } from '../../types.ts';
+import type { NewEvent } from '../store.ts';
+import { eventDataText } from '../rules/run-writes.ts';
 import type { Sql, Tx } from './context.ts';
 import type { EntryRow, EventRow } from './rows.ts';
 import { toEntry, toTraceEvent } from './rows.ts';
@@ -11,7 +13,7 @@ import { toEntry, toTraceEvent } from './rows.ts';
 export async function appendEvents(
   tx: Tx,
   run: { tenant: string; run_id: string },
-  events: readonly { type: string; data: JsonObject }[],
+  events: readonly NewEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
   const rows = await tx.rows<{ seq: number }>(
@@ -20,12 +22,7 @@ export async function appendEvents(
      FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = $1) AS last,
           unnest($3::text[], $4::text[]) WITH ORDINALITY AS e(type, data, n)
      RETURNING seq`,
-    [
-      run.run_id,
-      tx.now,
-      events.map((event) => event.type),
-      events.map((event) => JSON.stringify(event.data)),
-    ],
+    [run.run_id, tx.now, events.map((event) => event.type), events.map(eventDataText)],
   );
   for (const { seq } of rows.sort((a, b) => a.seq - b.seq)) {
     tx.changes.push({ kind: 'run.event', tenant: run.tenant, run_id: run.run_id, seq });

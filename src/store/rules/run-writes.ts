@@ -4,13 +4,18 @@
 
 import { KeelError } from '../../errors.ts';
 import type { JsonObject, RunError, RunStatus } from '../../types.ts';
-import type { Fence, FinalizeInput, ProgressInput, StoreChange } from '../store.ts';
+import type { Fence, FinalizeInput, NewEvent, ProgressInput, StoreChange } from '../store.ts';
 
 export function leaseLost(fence: Fence): KeelError {
   return new KeelError(
     'LEASE_LOST',
     `run ${fence.run_id} attempt ${fence.attempt} no longer holds the run`,
   );
+}
+
+/** The stored text of an event's data: the writer's own JSON text when it has one. */
+export function eventDataText(event: NewEvent): string {
+  return event.data_json ?? JSON.stringify(event.data);
 }
 
 /** steps, usage, elapsed_ms of a progress write; null keeps the stored value. */

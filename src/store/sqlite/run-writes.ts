@@ -4,6 +4,7 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
+  eventDataText,
   leaseLost,
   progressValues,
   settleValues,
@@ -75,7 +76,7 @@ export function appendProgress(
       ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
       : [];
     for (const event of progress.events ?? []) {
-      appendEvent(ctx, changes, row, event.type, event.data, now);
+      appendEvent(ctx, changes, row, event.type, event.data, now, eventDataText(event));
     }
     return entries;
   });

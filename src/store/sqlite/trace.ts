@@ -22,11 +22,12 @@ export function appendEvent(
   type: string,
   data: JsonObject,
   ts: number = ctx.now(),
+  dataText: string = JSON.stringify(data),
 ): number {
   const seq = nextSeq(ctx, 'run_events', run.run_id);
   ctx
     .sql('INSERT INTO run_events (run_id, seq, ts, type, data) VALUES (?, ?, ?, ?, ?)')
-    .run(run.run_id, seq, ts, type, JSON.stringify(data));
+    .run(run.run_id, seq, ts, type, dataText);
   changes.push({ kind: 'run.event', tenant: run.tenant, run_id: run.run_id, seq });
   return seq;
 }
