@@ -35,11 +35,11 @@ export type RunEvent =
         cost_usd?: number;
         latency_ms: number;
         finish_reason: string;
-        /** As stored: the exchange `{request, response}`; written through `data_json`. */
+        /** As stored: the exchange `{request, response}`, written through `raw_json`. */
         raw?: JsonObject;
       };
-      /** `data` with the raw exchange spliced in as JSON text (model-response-event.ts). */
-      data_json?: string;
+      /** The raw exchange as JSON text, stored as `data.raw` (model-response-event.ts). */
+      raw_json?: string;
     }
   | {
       type: 'model.retry';

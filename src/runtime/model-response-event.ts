@@ -1,6 +1,7 @@
 // The `model.response` event with the provider's raw exchange in it. The exchange comes
-// as JSON texts (provider.ts RawExchange: a request body as it was sent); they are
-// spliced into the event's stored text instead of being parsed and serialised again.
+// as JSON texts (provider.ts RawExchange: a request body as it was sent); the event
+// carries them as one JSON text that the store splices into the stored data as `raw`
+// (store/rules/run-writes.ts eventDataText), instead of parsing and serialising them.
 
 import type { RawExchange } from '../providers/provider.ts';
 import type { RunEvent } from './events.ts';
@@ -17,7 +18,7 @@ export function isRawExchange(value: unknown): value is RawExchange {
   );
 }
 
-/** `data` as stored: its JSON text with `"raw":{…}` added from the exchange's texts. */
+/** The event; `raw_json` is `{"request":…,"response":…}` built from the exchange's texts. */
 export function modelResponseEvent(
   data: ModelResponseEvent['data'],
   raw: RawExchange | undefined,
@@ -26,11 +27,5 @@ export function modelResponseEvent(
   const parts: string[] = [];
   if (raw.request !== undefined) parts.push(`"request":${raw.request}`);
   if (raw.response !== undefined) parts.push(`"response":${raw.response}`);
-  // `data` is a non-empty object, so its text ends with the closing brace.
-  const text = JSON.stringify(data);
-  return {
-    type: 'model.response',
-    data,
-    data_json: `${text.slice(0, -1)},"raw":{${parts.join(',')}}}`,
-  };
+  return { type: 'model.response', data, raw_json: `{${parts.join(',')}}` };
 }

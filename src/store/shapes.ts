@@ -35,11 +35,10 @@ export interface NewEvent {
   type: string;
   data: JsonObject;
   /**
-   * `data` as JSON text, when the writer has it already (a model response's raw exchange,
-   * spliced in as sent): stored instead of serialising `data`, which then only serves
-   * the writes that read it (the usage ledger).
+   * A JSON text stored as data's `raw` member, spliced in as it is (a model response's
+   * raw exchange, whose request body is the text that was sent): never parsed here.
    */
-  data_json?: string;
+  raw_json?: string;
 }
 
 export interface EnqueueRunInput {

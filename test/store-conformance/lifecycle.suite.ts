@@ -89,13 +89,13 @@ export function fencingSuite(factory: StoreFactory): void {
             },
           },
         ],
-        // A writer's own JSON text of the data is stored as it is (a model response's
+        // An event's raw JSON text is stored as data.raw as it is (a model response's
         // raw request goes in as it was sent).
         events: [
           {
             type: 'model.response',
             data: { step: 1 },
-            data_json: '{"step":1,"raw":{"request":{"model":"m",  "n":1.0}}}',
+            raw_json: '{"request":{"model":"m",  "n":1.0}}',
           },
         ],
         steps: 1,

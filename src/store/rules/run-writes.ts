@@ -13,9 +13,12 @@ export function leaseLost(fence: Fence): KeelError {
   );
 }
 
-/** The stored text of an event's data: the writer's own JSON text when it has one. */
+/** The stored text of an event's data, with its `raw_json` spliced in as `raw`. */
 export function eventDataText(event: NewEvent): string {
-  return event.data_json ?? JSON.stringify(event.data);
+  const text = JSON.stringify(event.data);
+  if (event.raw_json === undefined) return text;
+  const rest = text === '{}' ? '{' : `${text.slice(0, -1)},`;
+  return `${rest}"raw":${event.raw_json}}`;
 }
 
 /** steps, usage, elapsed_ms of a progress write; null keeps the stored value. */
