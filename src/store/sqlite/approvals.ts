@@ -25,7 +25,7 @@ import type {
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { insertApprovalDelivery } from './deliveries.ts';
-import { appendEvent } from './trace.ts';
+import { appendEvent, appendEvents } from './trace.ts';
 
 function approvalRow(ctx: StoreContext, runId: string, callId: string): ApprovalRow | undefined {
   return ctx.sql('SELECT * FROM approvals WHERE run_id = ? AND call_id = ?').get(runId, callId) as
@@ -63,9 +63,7 @@ export function requestApproval(
       )
       .run(values);
     const expiresAt = values[9] as number | null;
-    for (const event of requestedEvents(fence, request, expiresAt)) {
-      appendEvent(ctx, changes, run, event.type, event.data, now);
-    }
+    appendEvents(ctx, changes, run, requestedEvents(fence, request, expiresAt), now);
     const approval = toApproval(
       approvalRow(ctx, fence.run_id, request.call.call_id) as ApprovalRow,
     );

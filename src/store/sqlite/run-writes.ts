@@ -4,7 +4,6 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
-  eventDataText,
   leaseLost,
   progressValues,
   settleValues,
@@ -17,7 +16,7 @@ import { insertDeliveryForRun } from './deliveries.ts';
 import type { RunRow } from './rows.ts';
 import { toRun } from './rows.ts';
 import { appendTurnToThread } from './threads.ts';
-import { appendEntries, appendEvent } from './trace.ts';
+import { appendEntries, appendEvent, appendEvents } from './trace.ts';
 import { cancelPendingApprovals } from './approvals.ts';
 import { recordUsage } from './usage.ts';
 
@@ -75,9 +74,7 @@ export function appendProgress(
     const entries = progress.entries?.length
       ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
       : [];
-    for (const event of progress.events ?? []) {
-      appendEvent(ctx, changes, row, event.type, event.data, now, eventDataText(event));
-    }
+    appendEvents(ctx, changes, row, progress.events ?? [], now);
     return entries;
   });
   ctx.afterCommit(() => ctx.failpoints.hit('entry.after_commit'));

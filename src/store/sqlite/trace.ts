@@ -2,7 +2,8 @@
 // from the run's last one, so appending costs the same however long the run already is.
 
 import type { EntryBody, JsonObject, RunEntry, TraceEvent } from '../../types.ts';
-import type { StoreChange } from '../store.ts';
+import { eventDataText } from '../rules/run-writes.ts';
+import type { NewEvent, StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { EntryRow, EventRow } from './rows.ts';
 import { toEntry, toTraceEvent } from './rows.ts';
@@ -22,7 +23,28 @@ export function appendEvent(
   type: string,
   data: JsonObject,
   ts: number = ctx.now(),
-  dataText: string = JSON.stringify(data),
+): number {
+  return insertEvent(ctx, changes, run, type, JSON.stringify(data), ts);
+}
+
+/** Appends events in order, each stored as eventDataText says (its raw JSON spliced in). */
+export function appendEvents(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  run: { tenant: string; run_id: string },
+  events: readonly NewEvent[],
+  ts: number,
+): void {
+  for (const event of events) insertEvent(ctx, changes, run, event.type, eventDataText(event), ts);
+}
+
+function insertEvent(
+  ctx: StoreContext,
+  changes: StoreChange[],
+  run: { tenant: string; run_id: string },
+  type: string,
+  dataText: string,
+  ts: number,
 ): number {
   const seq = nextSeq(ctx, 'run_events', run.run_id);
   ctx
