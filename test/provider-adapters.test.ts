@@ -233,6 +233,24 @@ describe('OpenAI Chat Completions (recorded)', () => {
     assert.equal(JSON.parse(response.raw?.request ?? '{}').model, 'm1');
     assert.match(JSON.parse(response.raw?.response ?? '""') as string, /chatcmpl-rec1/);
   });
+
+  it('a request body the recorder changed is still JSON in the trace: redacted, or cut to a string', async () => {
+    // The key inside the prompt: the recorder redacts it in the request body.
+    replay.respond({ file: 'openai-chat-text.sse' });
+    const leaked = await provider('compat').complete(
+      request({ system: `You are terse. The key is ${KEY}.` }),
+    );
+    assert.ok(replay.requests.at(-1)?.body.includes(KEY), 'the key was sent');
+    const redacted = JSON.parse(leaked.raw?.request ?? '') as { messages: { content: string }[] };
+    assert.match(redacted.messages[0]?.content ?? '', /The key is \[redacted\]\./);
+    assert.ok(!(leaked.raw?.request ?? '').includes(KEY));
+    // A body past the recorder's 256 KiB is cut: no longer JSON, kept as a string.
+    replay.respond({ file: 'openai-chat-text.sse' });
+    const huge = await provider('compat').complete(request({ system: 'x'.repeat(300 * 1024) }));
+    const cut = JSON.parse(huge.raw?.request ?? '') as unknown;
+    assert.equal(typeof cut, 'string');
+    assert.match(cut as string, /more characters\]$/);
+  });
 });
 
 describe('Anthropic Messages (recorded)', () => {
