@@ -18,7 +18,8 @@ const MMAP_BYTES = 1024 * 1024 * 1024;
  * hundred bytes spread over the runs table's indexes, the events, the entries and the
  * usage rows: with SQLite's default 4 KiB pages a turn wrote ~165 KiB for ~3 KiB of
  * rows; with PAGE_BYTES it writes half of that at the same CPU (docs/benchmarks.md,
- * "turns"). Smaller still would push ordinary rows into overflow pages.
+ * "turns"). Large values (artifacts, memory's vectors) pay for it in overflow pages
+ * (docs/store.md); smaller still would push ordinary rows into them too.
  */
 export const PAGE_BYTES = 1024;
 
