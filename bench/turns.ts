@@ -280,10 +280,12 @@ export async function runTurnsPostgresBench(): Promise<void> {
   const model = await startFixtureModel();
   const rows: Measured[] = [];
   const schemas: string[] = [];
+  // This checkout (undefined), then the baseline's when there is one.
+  const checkouts = baseline ? [undefined, baseline] : [undefined];
   try {
     for (let round = 0; round < rounds(); round++) {
       for (const [remote, checkout] of [false, true].flatMap((remote) =>
-        [undefined, baseline].flatMap((c, i) => (i === 0 || c ? [[remote, c] as const] : [])),
+        checkouts.map((checkout) => [remote, checkout] as const),
       )) {
         const { url, schema } = postgresSchemaUrl();
         schemas.push(schema);
