@@ -22,6 +22,7 @@ import {
   waitTerminal,
 } from './helpers/crash-harness.ts';
 import { skipUnlessPostgres } from './helpers/postgres.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 // Three model calls per turn, each answered after 150 ms (time to submit every turn).
 const SCRIPT = '@sleep 150\n@call clock_now {}\n@call clock_now {}\nusage under crashes';
@@ -42,6 +43,16 @@ async function submitAll(url: string): Promise<void> {
     } catch {
       return;
     }
+  }
+}
+
+/** No turn of the tenant is still queued (or the process answering died: a kill). */
+async function noneQueued(url: string): Promise<boolean> {
+  try {
+    const listed = await call(url, 'GET', `/v1/tenants/${TENANT}/runs?status=queued`);
+    return (listed.body.runs as unknown[]).length === 0;
+  } catch {
+    return true;
   }
 }
 
@@ -151,10 +162,17 @@ describe('usage totals equal the journal across kills', () => {
           // Killed with a response received but not committed: it is requested again.
           KEEL_FAILPOINTS: 'model.after_response=5*kill',
         });
+        await setupTenant(doomed.url);
+        await submitAll(doomed.url);
+        // The doomed worker must reach its fifth response: it claims every turn before the
+        // other worker starts (a second worker already running took runs from it, and the
+        // fault point then sometimes never fired).
+        await waitFor('the doomed worker claimed every turn', () => noneQueued(doomed.url), {
+          timeoutMs: 30_000,
+          everyMs: 50,
+        });
         const other = await serve(tempDir(), env);
         try {
-          await setupTenant(other.url);
-          await submitAll(doomed.url);
           await killedWithin(doomed, 90_000);
           // The killed worker's leases (1 s) expire; the other worker resumes its runs.
           const runIds = await finishAll(other.url);
