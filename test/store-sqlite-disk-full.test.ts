@@ -20,7 +20,8 @@ import {
   waitTerminal,
 } from './helpers/crash-harness.ts';
 
-const DISK_BYTES = 12 * 1024 * 1024;
+// Room for the database, a 4 MiB WAL, the 6 MiB reserve and a few dozen artifacts.
+const DISK_BYTES = 20 * 1024 * 1024;
 const ARTIFACT_BYTES = 256 * 1024;
 
 /** Mounts a tmpfs of `bytes`; returns why not when that is impossible. */

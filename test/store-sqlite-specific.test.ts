@@ -22,7 +22,11 @@ import {
   TestClock,
   turn,
 } from './store-conformance/harness.ts';
-import { openConnection, PAGE_BYTES } from '../src/store/sqlite/connection.ts';
+import {
+  openConnection,
+  PAGE_BYTES,
+  WAL_CHECKPOINT_BYTES,
+} from '../src/store/sqlite/connection.ts';
 import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
@@ -80,6 +84,9 @@ function defineTests(): void {
         foreign_keys: 1,
         busy_timeout: 5000,
         page_size: PAGE_BYTES,
+        // A 4 MiB WAL between checkpoints whatever the page size (SQLite's default,
+        // 1000 pages, would checkpoint every 1 MiB of small pages).
+        wal_autocheckpoint: WAL_CHECKPOINT_BYTES / PAGE_BYTES,
       });
       assert.equal(full.kind, 'sqlite');
       assert.match(full.description, /synchronous=FULL/);
@@ -100,6 +107,7 @@ function defineTests(): void {
       old.close();
       const store = await openSqliteStore({ path, durability: 'process' });
       assert.equal(store.settings().page_size, 4096);
+      assert.equal(store.settings().wal_autocheckpoint, WAL_CHECKPOINT_BYTES / 4096);
       assert.deepEqual(await store.migrationStatus(), { current: latest, latest });
       await store.close();
     });

@@ -22,6 +22,16 @@ const MMAP_BYTES = 1024 * 1024 * 1024;
  * (docs/store.md); smaller still would push ordinary rows into them too.
  */
 export const PAGE_BYTES = 1024;
+/**
+ * The WAL size at which a commit checkpoints it into the database (SQLite counts it in
+ * pages: 1000 by default, 4 MB with the 4 KiB pages it assumes). A checkpoint writes each
+ * page the WAL holds once, however often the WAL rewrote it, so the hot pages of the runs
+ * in flight (their runs rows, index leaves, the last journal pages) cost less the longer
+ * the WAL runs: 1000 of PAGE_BYTES pages wrote 75 KiB per turn, 4 MiB 67 KiB
+ * (docs/benchmarks.md, "turns"). Kept in bytes so a database with other pages gets the
+ * same WAL; recovery after a crash reads at most this much more.
+ */
+export const WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
 /** PRAGMA synchronous reads back as a number: FULL = 2, NORMAL = 1. */
 const SYNCHRONOUS_LEVEL: Record<Durability, { name: string; value: number }> = {
@@ -87,6 +97,10 @@ function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
   db.pragma('foreign_keys = ON');
+  if (!options.readonly) {
+    const pageBytes = Number(readPragma(db, 'page_size'));
+    db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.round(WAL_CHECKPOINT_BYTES / pageBytes))}`);
+  }
 }
 
 function readPragma(db: SqliteDatabase, name: string): unknown {

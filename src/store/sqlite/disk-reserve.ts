@@ -5,7 +5,7 @@
 // STORE_UNAVAILABLE without touching the disk: the freed space goes to the deletes that
 // free more, not to the writes that filled it. After a delete commits the WAL is
 // checkpointed and truncated and the reserve made again; writes are taken again once
-// there is room for another reserve's worth of writes, counting the pages deletes freed
+// there is room for WRITE_ROOM_BYTES of writes besides it, counting the pages deletes freed
 // inside the database (SQLite reuses them; the file does not shrink). A readiness check
 // does the same, counting only free disk space and asking for PROBE_ROOM_BYTES: space
 // freed outside keel is noticed without a delete. Not ready all that time.
@@ -13,11 +13,19 @@
 import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { storeFault } from '../store-errors.ts';
+import { WAL_CHECKPOINT_BYTES } from './connection.ts';
 import { WriteHealth } from '../write-health.ts';
 
 export const RESERVE_FILE_NAME = 'keel.reserve';
-/** Room for a few thousand deletes' WAL pages; a fraction of any real disk. */
-const DISK_RESERVE_BYTES = 2 * 1024 * 1024;
+/** Room for a few thousand deletes' WAL pages: what writes need again to be taken. */
+const WRITE_ROOM_BYTES = 2 * 1024 * 1024;
+/**
+ * The reserve: WRITE_ROOM_BYTES plus room for the checkpoint after a delete on a full
+ * disk, which may grow the database file by as much as the WAL holds (up to
+ * WAL_CHECKPOINT_BYTES: the pages written since the last checkpoint live only in the
+ * WAL). A fraction of any real disk.
+ */
+const DISK_RESERVE_BYTES = WAL_CHECKPOINT_BYTES + WRITE_ROOM_BYTES;
 /** Free disk space a readiness check wants before it takes writes again. */
 const PROBE_ROOM_BYTES = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -29,7 +37,6 @@ interface FullDiskGuardOptions {
   checkpoint: () => void;
   /** Bytes of free pages inside the database (PRAGMA freelist_count × page_size). */
   freePagesBytes: () => number;
-  reserveBytes?: number;
 }
 
 /**
@@ -63,12 +70,10 @@ export class FullDiskGuard {
   private freeing = 0;
 
   private readonly reservePath: string | null;
-  private readonly reserveBytes: number;
 
   constructor(private readonly options: FullDiskGuardOptions) {
     this.reservePath = options.reservePath;
-    this.reserveBytes = options.reserveBytes ?? DISK_RESERVE_BYTES;
-    if (this.reservePath && !makeReserve(this.reservePath, this.reserveBytes)) {
+    if (this.reservePath && !makeReserve(this.reservePath, DISK_RESERVE_BYTES)) {
       this.health.record(
         Object.assign(new Error('no room for the reserve'), { code: 'SQLITE_FULL' }),
       );
@@ -114,11 +119,11 @@ export class FullDiskGuard {
       } catch {
         // Busy readers or no room yet: the free space decides.
       }
-      if (!makeReserve(this.reservePath, this.reserveBytes)) return false;
+      if (!makeReserve(this.reservePath, DISK_RESERVE_BYTES)) return false;
       const stats = statfsSync(dirname(this.reservePath));
       const free = stats.bavail * stats.bsize;
       const room = trigger === 'delete' ? free + this.options.freePagesBytes() : free;
-      if (room < (trigger === 'delete' ? this.reserveBytes : PROBE_ROOM_BYTES)) return false;
+      if (room < (trigger === 'delete' ? WRITE_ROOM_BYTES : PROBE_ROOM_BYTES)) return false;
     }
     this.health.record();
     return true;

@@ -146,6 +146,7 @@ export class SqliteStore implements Store {
     foreign_keys: number;
     busy_timeout: number;
     page_size: number;
+    wal_autocheckpoint: number;
   } {
     const read = (name: string): unknown => this.ctx.db.pragma(name, { simple: true });
     return {
@@ -154,6 +155,7 @@ export class SqliteStore implements Store {
       foreign_keys: Number(read('foreign_keys')),
       busy_timeout: Number(read('busy_timeout')),
       page_size: Number(read('page_size')),
+      wal_autocheckpoint: Number(read('wal_autocheckpoint')),
     };
   }
 

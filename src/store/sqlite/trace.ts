@@ -86,7 +86,9 @@ export function appendEntries(
 
 export function loadEntries(ctx: StoreContext, runId: string): RunEntry[] {
   const rows = ctx
-    .sql('SELECT * FROM run_entries WHERE run_id = ? ORDER BY seq')
+    .sql(
+      'SELECT run_id, seq, attempt, kind, body, ts FROM run_entries WHERE run_id = ? ORDER BY seq',
+    )
     .all(runId) as EntryRow[];
   return rows.map(toEntry);
 }
