@@ -16,5 +16,5 @@ const skip = await skipUnlessPostgres('test/store-approvals.test.ts');
 const postgres = postgresFactory('keel_appr');
 describe('approvals [postgres]', { skip: skip || false }, () => {
   after(() => postgres.cleanup());
-  if (!skip) approvalSuite(postgres, { numRuns: 25 });
+  if (!skip) approvalSuite(postgres, { numRuns: 40 });
 });

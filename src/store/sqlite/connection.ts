@@ -97,10 +97,13 @@ function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
   db.pragma('foreign_keys = ON');
-  if (!options.readonly) {
-    const pageBytes = Number(readPragma(db, 'page_size'));
-    db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.round(WAL_CHECKPOINT_BYTES / pageBytes))}`);
-  }
+  if (!options.readonly) setWalCheckpointBytes(db, WAL_CHECKPOINT_BYTES);
+}
+
+/** Lets the WAL grow to about `bytes` before a commit checkpoints it (in the file's pages). */
+export function setWalCheckpointBytes(db: SqliteDatabase, bytes: number): void {
+  const pageBytes = Number(readPragma(db, 'page_size'));
+  db.pragma(`wal_autocheckpoint = ${Math.max(1, Math.round(bytes / pageBytes))}`);
 }
 
 function readPragma(db: SqliteDatabase, name: string): unknown {

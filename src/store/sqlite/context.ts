@@ -56,6 +56,7 @@ export class StoreContext {
       reservePath: null,
       checkpoint: () => undefined,
       freePagesBytes: () => 0,
+      walCheckpointBytes: () => undefined,
     }),
   ) {
     this.transaction = db.transaction((body: () => unknown) => body());

@@ -6,9 +6,11 @@
 // free more, not to the writes that filled it. After a delete commits the WAL is
 // checkpointed and truncated and the reserve made again; writes are taken again once
 // there is room for WRITE_ROOM_BYTES of writes besides it, counting the pages deletes freed
-// inside the database (SQLite reuses them; the file does not shrink). A readiness check
-// does the same, counting only free disk space and asking for PROBE_ROOM_BYTES: space
-// freed outside keel is noticed without a delete. Not ready all that time.
+// inside the database (SQLite reuses them; the file does not shrink), and with less free
+// disk than a whole WAL cycle the WAL is kept short (SHORT_WAL_BYTES) until there is. A
+// readiness check does the same, counting only free disk space and asking for
+// PROBE_ROOM_BYTES: space freed outside keel is noticed without a delete. Not ready all
+// that time.
 
 import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -21,11 +23,20 @@ export const RESERVE_FILE_NAME = 'keel.reserve';
 const WRITE_ROOM_BYTES = 2 * 1024 * 1024;
 /**
  * The reserve: WRITE_ROOM_BYTES plus room for the checkpoint after a delete on a full
- * disk, which may grow the database file by as much as the WAL holds (up to
- * WAL_CHECKPOINT_BYTES: the pages written since the last checkpoint live only in the
- * WAL). A fraction of any real disk.
+ * disk, which may grow the database file by as much as the WAL holds (about
+ * WAL_CHECKPOINT_BYTES: the pages written since the last checkpoint live only in the WAL;
+ * more only after one very large transaction, or long reads that held checkpoints
+ * back). A fraction of any real disk.
  */
 const DISK_RESERVE_BYTES = WAL_CHECKPOINT_BYTES + WRITE_ROOM_BYTES;
+/**
+ * The WAL between checkpoints after a full disk, while free disk space is short of a
+ * whole WAL_CHECKPOINT_BYTES cycle besides WRITE_ROOM_BYTES: SQLite's default of 1000
+ * pages of 1 KiB, whose cycle WRITE_ROOM_BYTES covers (a checkpoint moves the WAL's pages
+ * into the free pages deletes left, and the WAL starts over in its own blocks). Back to
+ * WAL_CHECKPOINT_BYTES once a readiness check finds PROBE_ROOM_BYTES free.
+ */
+const SHORT_WAL_BYTES = 1024 * 1024;
 /** Free disk space a readiness check wants before it takes writes again. */
 const PROBE_ROOM_BYTES = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -37,6 +48,8 @@ interface FullDiskGuardOptions {
   checkpoint: () => void;
   /** Bytes of free pages inside the database (PRAGMA freelist_count × page_size). */
   freePagesBytes: () => number;
+  /** Sets the WAL size at which a commit checkpoints (connection.ts). */
+  walCheckpointBytes: (bytes: number) => void;
 }
 
 /**
@@ -70,6 +83,8 @@ export class FullDiskGuard {
   private freeing = 0;
 
   private readonly reservePath: string | null;
+  /** The WAL is SHORT_WAL_BYTES since a full disk left too little room for a whole one. */
+  private shortWal = false;
 
   constructor(private readonly options: FullDiskGuardOptions) {
     this.reservePath = options.reservePath;
@@ -112,7 +127,12 @@ export class FullDiskGuard {
    * room; true when writes are taken. `probe` (readiness) counts only free disk space.
    */
   recover(trigger: 'delete' | 'probe'): boolean {
-    if (!this.health.diskFull) return true;
+    if (!this.health.diskFull) {
+      if (trigger === 'probe' && this.shortWal && this.reservePath) {
+        if (freeDiskBytes(this.reservePath) >= PROBE_ROOM_BYTES) this.setShortWal(false);
+      }
+      return true;
+    }
     if (this.reservePath) {
       try {
         this.options.checkpoint();
@@ -120,12 +140,25 @@ export class FullDiskGuard {
         // Busy readers or no room yet: the free space decides.
       }
       if (!makeReserve(this.reservePath, DISK_RESERVE_BYTES)) return false;
-      const stats = statfsSync(dirname(this.reservePath));
-      const free = stats.bavail * stats.bsize;
+      const free = freeDiskBytes(this.reservePath);
       const room = trigger === 'delete' ? free + this.options.freePagesBytes() : free;
       if (room < (trigger === 'delete' ? WRITE_ROOM_BYTES : PROBE_ROOM_BYTES)) return false;
+      // The WAL needs real disk (free pages inside the database do not hold it): with
+      // less than a whole cycle of it free, a 4 MiB WAL would fill the disk again.
+      this.setShortWal(free < WAL_CHECKPOINT_BYTES + WRITE_ROOM_BYTES);
     }
     this.health.record();
     return true;
   }
+
+  private setShortWal(short: boolean): void {
+    if (short === this.shortWal) return;
+    this.shortWal = short;
+    this.options.walCheckpointBytes(short ? SHORT_WAL_BYTES : WAL_CHECKPOINT_BYTES);
+  }
+}
+
+function freeDiskBytes(pathInDir: string): number {
+  const stats = statfsSync(dirname(pathInDir));
+  return stats.bavail * stats.bsize;
 }

@@ -7,7 +7,7 @@ import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import { checkSeededBugs } from '../../seeded-bugs.ts';
 import type { Durability } from './connection.ts';
-import { openConnection, READER_PRAGMAS } from './connection.ts';
+import { openConnection, READER_PRAGMAS, setWalCheckpointBytes } from './connection.ts';
 import { StoreContext } from './context.ts';
 import { FullDiskGuard, RESERVE_FILE_NAME } from './disk-reserve.ts';
 import type { DataDirLock } from './lock.ts';
@@ -79,6 +79,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
           freePagesBytes: () =>
             Number(db.pragma('freelist_count', { simple: true })) *
             Number(db.pragma('page_size', { simple: true })),
+          walCheckpointBytes: (bytes) => setWalCheckpointBytes(db, bytes),
         }),
       );
       upgradeUnshardedVectorTables(ctx);
