@@ -115,7 +115,8 @@ const assistantShape = z.object({
 /**
  * A response the loop could not record or reason about (missing fields, non-string
  * arguments) fails the step as PROVIDER_ERROR instead of throwing later, inside the
- * attempt. A raw exchange that is not JSON texts (provider.ts) is dropped.
+ * attempt. A raw exchange whose parts are not strings is dropped; that each string is one
+ * JSON text is the provider's contract (provider.ts RawExchange), not checked here.
  */
 function malformation(response: ModelResponse): string | null {
   const checked = assistantShape.safeParse(response.assistant);

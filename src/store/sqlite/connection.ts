@@ -29,7 +29,7 @@ export const PAGE_BYTES = 1024;
  * in flight (their runs rows, index leaves, the last journal pages) cost less the longer
  * the WAL runs: 1000 of PAGE_BYTES pages wrote 75 KiB per turn, 4 MiB 67 KiB
  * (docs/benchmarks.md, "turns"). Kept in bytes so a database with other pages gets the
- * same WAL; recovery after a crash reads at most this much more.
+ * same WAL; recovery after a crash reads about this much more.
  */
 export const WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 

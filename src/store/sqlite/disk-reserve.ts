@@ -31,8 +31,8 @@ const WRITE_ROOM_BYTES = 2 * 1024 * 1024;
 const DISK_RESERVE_BYTES = WAL_CHECKPOINT_BYTES + WRITE_ROOM_BYTES;
 /**
  * The WAL between checkpoints after a full disk, while free disk space is short of a
- * whole WAL_CHECKPOINT_BYTES cycle besides WRITE_ROOM_BYTES: SQLite's default of 1000
- * pages of 1 KiB, whose cycle WRITE_ROOM_BYTES covers (a checkpoint moves the WAL's pages
+ * whole WAL_CHECKPOINT_BYTES cycle besides WRITE_ROOM_BYTES: about SQLite's default
+ * (1000 pages of 1 KiB), whose cycle WRITE_ROOM_BYTES covers (a checkpoint moves the WAL's pages
  * into the free pages deletes left, and the WAL starts over in its own blocks). Back to
  * WAL_CHECKPOINT_BYTES once a readiness check finds PROBE_ROOM_BYTES free.
  */
