@@ -29,11 +29,13 @@ export interface KeysetList {
 
 /**
  * `bind` records one parameter and returns how the SQL names it; the returned function
- * is called once for each place the SQL mentions it, in text order.
+ * is called once for each place the SQL mentions it, in text order. `limitOf` wraps the
+ * LIMIT's parameter (SQLite's reason: sqlite/statements.ts).
  */
 export function keysetListSql(
   list: KeysetList,
   bind: (value: KeysetValue) => () => string,
+  limitOf: (param: string) => string = (param) => param,
 ): string {
   const where = [`tenant = ${bind(list.tenant)()}`];
   for (const [column, value] of Object.entries(list.equals)) {
@@ -45,7 +47,7 @@ export function keysetListSql(
     where.push(`${list.key} ${list.descending ? '<' : '>'} ${bind(after)()}`);
   }
   const order = `${list.key}${list.descending ? ' DESC' : ''}`;
-  return `SELECT * FROM ${list.table} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${bind(list.limit + 1)()}`;
+  return `SELECT * FROM ${list.table} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limitOf(bind(list.limit + 1)())}`;
 }
 
 /** Runs, newest first (run ids sort by creation). */

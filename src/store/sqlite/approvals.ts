@@ -143,7 +143,7 @@ export function listPendingApprovals(ctx: StoreContext, tenant: string, limit: n
   const rows = ctx
     .sql(
       `SELECT * FROM approvals INDEXED BY approvals_pending
-       WHERE tenant = ? AND status = 'pending' ORDER BY requested_at, run_id, call_id LIMIT ?`,
+       WHERE tenant = ? AND status = 'pending' ORDER BY requested_at, run_id, call_id LIMIT CAST(? AS INTEGER)`,
     )
     .all(tenant, limit) as ApprovalRow[];
   return rows.map(toApproval);
@@ -175,7 +175,7 @@ export function expireApprovals(ctx: StoreContext, limit: number): number {
         `SELECT a.* FROM approvals a INDEXED BY approvals_due JOIN runs r ON r.run_id = a.run_id
          WHERE a.status = 'pending' AND a.expires_at IS NOT NULL AND a.expires_at <= ?
            AND r.status = 'waiting'
-         ORDER BY a.expires_at LIMIT ?`,
+         ORDER BY a.expires_at LIMIT CAST(? AS INTEGER)`,
       )
       .all(now, limit) as ApprovalRow[];
     for (const row of due) settle(ctx, changes, row, 'timed_out', TIMEOUT_NOTE, now);

@@ -109,7 +109,7 @@ export function listArtifacts(
     .sql(
       `SELECT ${ARTIFACT_STAT_COLUMNS} FROM artifacts
        WHERE tenant = ? AND (path > ? OR (path = ? AND ? = 0)) AND path < ?
-       ORDER BY path LIMIT ?`,
+       ORDER BY path LIMIT CAST(? AS INTEGER)`,
     )
     .all(
       tenant,

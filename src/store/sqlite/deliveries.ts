@@ -116,7 +116,7 @@ export function claimDeliveries(
          WHERE d.tenant = ?
            AND ((d.status = 'pending' AND d.next_attempt_at <= ?)
              OR (d.status = 'claimed' AND d.claim_expires_at <= ?))${joinedPrefix.sql}
-         ORDER BY d.next_attempt_at, d.delivery_id LIMIT ?`,
+         ORDER BY d.next_attempt_at, d.delivery_id LIMIT CAST(? AS INTEGER)`,
       )
       .all(tenant, now, now, ...joinedPrefix.params, input.limit) as (DeliveryRow & {
       run_output: string | null;

@@ -189,7 +189,7 @@ export function listMemory(
   const rows = ctx
     .sql(
       `SELECT * FROM memory_facts WHERE tenant = ? AND namespace = ? AND id > ?
-       ORDER BY id LIMIT ?`,
+       ORDER BY id LIMIT CAST(? AS INTEGER)`,
     )
     .all(tenant, namespace, after, limit + 1) as MemoryRow[];
   return memoryPage(rows, limit, tenant, namespace);
@@ -239,7 +239,7 @@ export function listStaleMemory(
   const rows = ctx
     .sql(
       `SELECT fact_id, tenant, namespace, id, text, updated_at FROM memory_facts
-       WHERE fact_id > ? AND embedder IS NOT ? ORDER BY fact_id LIMIT ?`,
+       WHERE fact_id > ? AND embedder IS NOT ? ORDER BY fact_id LIMIT CAST(? AS INTEGER)`,
     )
     .all(afterKey, embedder, limit) as Pick<
     MemoryRow,

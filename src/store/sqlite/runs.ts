@@ -67,7 +67,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
       const { queued } = ctx
         .sql(
           `SELECT COUNT(*) AS queued FROM (SELECT 1 FROM runs INDEXED BY runs_queued_by_tenant
-             WHERE tenant = ? AND status = 'queued' LIMIT ?)`,
+             WHERE tenant = ? AND status = 'queued' LIMIT CAST(? AS INTEGER))`,
         )
         .get(input.tenant, input.max_queued) as { queued: number };
       if (queueIsFull(queued, input.max_queued))

@@ -56,7 +56,9 @@ export function putSchedule(
     requireOwned(existing, owner, name);
     if (!existing && input.max_schedules !== undefined && input.max_schedules !== null) {
       const { count } = ctx
-        .sql('SELECT COUNT(*) AS count FROM (SELECT 1 FROM schedules WHERE tenant = ? LIMIT ?)')
+        .sql(
+          'SELECT COUNT(*) AS count FROM (SELECT 1 FROM schedules WHERE tenant = ? LIMIT CAST(? AS INTEGER))',
+        )
         .get(tenant, input.max_schedules) as { count: number };
       if (queueIsFull(count, input.max_schedules)) {
         throw scheduleQuotaError(tenant, input.max_schedules);
@@ -152,7 +154,7 @@ export function dueSchedules(ctx: StoreContext, limit: number): Schedule[] {
          FROM schedules s INDEXED BY schedules_due
          WHERE enabled = 1 AND next_fire_at IS NOT NULL AND next_fire_at <= ?)
        WHERE tenant_rank <= ?
-       ORDER BY tenant_rank, next_fire_at LIMIT ?`,
+       ORDER BY tenant_rank, next_fire_at LIMIT CAST(? AS INTEGER)`,
     )
     .all(ctx.now(), limit, limit) as ScheduleRow[];
   return rows.map(toSchedule);

@@ -171,7 +171,7 @@ function requireQueueRoom(ctx: StoreContext, tenant: string, maxQueued: number |
   const { queued } = ctx
     .sql(
       `SELECT COUNT(*) AS queued FROM (SELECT 1 FROM runs INDEXED BY runs_queued_by_tenant
-         WHERE tenant = ? AND status = 'queued' LIMIT ?)`,
+         WHERE tenant = ? AND status = 'queued' LIMIT CAST(? AS INTEGER))`,
     )
     .get(tenant, maxQueued) as { queued: number };
   if (queueIsFull(queued, maxQueued)) throw queueFullError(tenant, maxQueued);

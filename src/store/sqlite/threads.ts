@@ -70,7 +70,7 @@ export function listThreads(
   if (cursor === undefined) {
     rows = ctx
       .sql(
-        'SELECT * FROM threads WHERE tenant = ? AND agent = ? ORDER BY updated_at DESC, scope DESC LIMIT ?',
+        'SELECT * FROM threads WHERE tenant = ? AND agent = ? ORDER BY updated_at DESC, scope DESC LIMIT CAST(? AS INTEGER)',
       )
       .all(tenant, agent, limit + 1) as ThreadRow[];
   } else {
@@ -78,7 +78,7 @@ export function listThreads(
     rows = ctx
       .sql(
         `SELECT * FROM threads WHERE tenant = ? AND agent = ? AND (updated_at, scope) < (?, ?)
-         ORDER BY updated_at DESC, scope DESC LIMIT ?`,
+         ORDER BY updated_at DESC, scope DESC LIMIT CAST(? AS INTEGER)`,
       )
       .all(tenant, agent, updatedAt, scope, limit + 1) as ThreadRow[];
   }

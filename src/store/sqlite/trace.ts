@@ -104,7 +104,7 @@ export function getTrace(
   if (!exists) return null;
   const rows = ctx
     .sql(
-      'SELECT seq, ts, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+      'SELECT seq, ts, type, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT CAST(? AS INTEGER)',
     )
     .all(runId, afterSeq, limit) as EventRow[];
   return rows.map(toTraceEvent);
