@@ -16,6 +16,7 @@ import type { StoreChange } from '../store.ts';
 import { toStoreError } from '../store-errors.ts';
 import { FullDiskGuard } from './disk-reserve.ts';
 import type { SqliteReadPool } from './read-pool.ts';
+import { ReadWindow } from './read-window.ts';
 
 /** What a write (or a batch) leaves for after the outermost commit. */
 interface CommitFrame {
@@ -58,16 +59,25 @@ export class StoreContext {
       freePagesBytes: () => 0,
       walCheckpointBytes: () => undefined,
     }),
+    /** The read transaction that reads outside a write share (read-window.ts). */
+    readonly reads: ReadWindow = new ReadWindow(db),
   ) {
     this.transaction = db.transaction((body: () => unknown) => body());
   }
 
-  /** A prepared statement, compiled once per connection. */
+  /**
+   * A prepared statement, compiled once per connection. Outside a write, a read joins
+   * the read window and anything else runs after it closed (read-window.ts).
+   */
   sql(text: string): Statement {
     let statement = this.statements.get(text);
     if (!statement) {
       statement = this.db.prepare(text);
       this.statements.set(text, statement);
+    }
+    if (this.frames.length === 0) {
+      if (statement.readonly) this.reads.enter();
+      else this.reads.close();
     }
     return statement;
   }
@@ -88,6 +98,7 @@ export class StoreContext {
    * rolled-back write notifies nobody.
    */
   write<T>(body: (changes: StoreChange[]) => T): T {
+    if (this.frames.length === 0) this.reads.close();
     this.disk.admit();
     const frame: CommitFrame = { changes: [], hooks: [] };
     this.frames.push(frame);
@@ -129,6 +140,7 @@ export class StoreContext {
     this.flushScheduled = false;
     const writes = this.queue.splice(0);
     if (writes.length === 0) return;
+    this.reads.close();
     if (writes.length === 1) {
       const only = writes[0] as QueuedWrite;
       try {

@@ -17,6 +17,7 @@ import { applyMigrations, loadMigrations, migrationReport } from './migrations.t
 import { SqliteStore } from './sqlite-store.ts';
 import { upgradeUnshardedVectorTables, VECTOR_SHARDS } from './memory.ts';
 import { defaultReadThreads, SqliteReadPool } from './read-pool.ts';
+import { ReadWindow } from './read-window.ts';
 
 export type { Durability } from './connection.ts';
 export type { MigrationReport, AppliedMigration } from './migrations.ts';
@@ -66,6 +67,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
       const migrations = loadMigrations();
       applyMigrations(db, migrations, path, now);
       const threads = options.readThreads ?? defaultMemorySearchThreads();
+      const reads = new ReadWindow(db);
       const ctx = new StoreContext(
         db,
         now,
@@ -75,12 +77,16 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
         // The reserve lives with the data dir its lock guards (a peer has neither).
         new FullDiskGuard({
           reservePath: lock ? join(dirname(path), RESERVE_FILE_NAME) : null,
-          checkpoint: () => db.pragma('wal_checkpoint(TRUNCATE)'),
+          checkpoint: () => {
+            reads.close();
+            db.pragma('wal_checkpoint(TRUNCATE)');
+          },
           freePagesBytes: () =>
             Number(db.pragma('freelist_count', { simple: true })) *
             Number(db.pragma('page_size', { simple: true })),
           walCheckpointBytes: (bytes) => setWalCheckpointBytes(db, bytes),
         }),
+        reads,
       );
       upgradeUnshardedVectorTables(ctx);
       const description = `sqlite ${path} (synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}, WAL)`;

@@ -171,6 +171,7 @@ export class SqliteStore implements Store {
     this.closed = true;
     // Writes already queued for the next group commit are committed, not dropped.
     this.ctx.flush();
+    this.ctx.reads.close();
     this.ctx.hub.clear();
     await this.ctx.readPool?.close();
     this.ctx.db.close();
