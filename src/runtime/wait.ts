@@ -33,7 +33,7 @@ export async function waitForRun(
         })
         .catch(() => undefined);
     }
-  });
+  }, runId);
   const timer = setTimeout(wake, timeoutMs);
   const onAbort = (): void => wake();
   signal?.addEventListener('abort', onAbort);

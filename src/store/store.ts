@@ -94,8 +94,12 @@ export interface StoreLifecycle {
 
 /** Committed changes, for waiters, workers and SSE. */
 export interface StoreChanges {
-  /** Listeners are called after the change committed. Returns an unsubscribe function. */
-  subscribe(listener: ChangeListener): () => void;
+  /**
+   * Listeners are called after the change committed. Returns an unsubscribe function.
+   * With `runId`, the listener hears only that run's changes and those about no run
+   * (`store.resync`, `resource.changed`).
+   */
+  subscribe(listener: ChangeListener, runId?: string): () => void;
 }
 
 export interface TenantStore {

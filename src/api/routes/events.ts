@@ -143,7 +143,7 @@ export function eventRoutes(app: ZodApp, deps: Deps): void {
         // store.resync: events may have been missed; the pump replays from the last seq.
         if (change.kind === 'store.resync') void feed.pump();
         else if (change.run_id === id && change.kind !== 'run.queued') void feed.pump();
-      });
+      }, id);
       const unsubscribeLive = deps.live?.subscribe(id, (event) => feed.live(event));
       sse.onClose(() => {
         unsubscribeStore();

@@ -148,8 +148,8 @@ export class PostgresStore implements Store {
     await this.ctx.pool.end();
   }
 
-  subscribe(listener: ChangeListener): () => void {
-    return this.ctx.hub.subscribe(listener);
+  subscribe(listener: ChangeListener, runId?: string): () => void {
+    return this.ctx.hub.subscribe(listener, runId);
   }
 
   async stats(tenant?: string): Promise<StoreStats> {

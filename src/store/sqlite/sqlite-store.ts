@@ -178,8 +178,8 @@ export class SqliteStore implements Store {
     this.lock?.release();
   }
 
-  subscribe(listener: ChangeListener): () => void {
-    return this.ctx.hub.subscribe(listener);
+  subscribe(listener: ChangeListener, runId?: string): () => void {
+    return this.ctx.hub.subscribe(listener, runId);
   }
 
   async stats(tenant?: string): Promise<StoreStats> {
