@@ -141,6 +141,15 @@ describe('operations', () => {
       headers: { 'x-request-id': 'has spaces and "quotes"' },
     });
     assert.match(unsafe.headers.get('x-request-id') ?? '', /^req-/);
+    // Minted ids: `req-` and a random UUID, a new one per request.
+    const minted = await Promise.all(
+      [1, 2, 3].map(async () =>
+        (await server.request('GET', '/healthz')).headers.get('x-request-id'),
+      ),
+    );
+    for (const id of minted)
+      assert.match(id ?? '', /^req-[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.equal(new Set(minted).size, 3);
   });
 
   it('/metrics serves keel_ metrics with route patterns, refreshed from the store', async () => {
