@@ -73,6 +73,25 @@ describe('worker', () => {
     }
   });
 
+  it("its own finalize stops nothing: a finished run's signals stay unaborted", async () => {
+    const h = await openHarness();
+    try {
+      const id = await h.submit('what time is it?\n@call clock_now {}');
+      assert.equal((await h.wait(id)).status, 'succeeded');
+      await until(() => h.worker.activeRuns === 0);
+      await setImmediate();
+      assert.equal(h.model.requests.length, 2);
+      // The run's own `run.terminal` used to stop its control as if cancelled: every
+      // signal of the attempt aborted, each listener left on them dispatched (CPU only).
+      assert.deepEqual(
+        h.model.requests.map((request) => request.signal.aborted),
+        [false, false],
+      );
+    } finally {
+      await h.close();
+    }
+  });
+
   it('a wake while every slot is busy does not stop later claims', async () => {
     // Regression: a claim round that ended without awaiting (all slots busy) left a
     // settled promise behind and the worker never claimed again.

@@ -53,6 +53,12 @@ export interface Worker {
 interface HeldRun {
   fence: Fence;
   control: RunControl;
+  /**
+   * The attempt's loop is over and its finalize is on the way: the `run.terminal` it
+   * commits needs no stop (aborting the signals of a finished attempt cost 1.7 % of a
+   * turn's CPU, every listener a call left on them dispatched).
+   */
+  finalizing: boolean;
 }
 
 const DEFAULT_GRACE_MS = 10_000;
@@ -127,9 +133,10 @@ export function createWorker(options: WorkerOptions): Worker {
   function launch(claimed: ClaimedRun): void {
     const fence: Fence = { run_id: claimed.run.run_id, attempt: claimed.run.attempt };
     const control = new RunControl();
-    held.set(fence.run_id, { fence, control });
+    const run: HeldRun = { fence, control, finalizing: false };
+    held.set(fence.run_id, run);
     if (stopping) control.interrupt();
-    const task = execute(claimed, fence, control).finally(() => {
+    const task = execute(claimed, run).finally(() => {
       held.delete(fence.run_id);
       running.delete(task);
       wake();
@@ -173,7 +180,8 @@ export function createWorker(options: WorkerOptions): Worker {
     };
   }
 
-  async function execute(claimed: ClaimedRun, fence: Fence, control: RunControl): Promise<void> {
+  async function execute(claimed: ClaimedRun, run: HeldRun): Promise<void> {
+    const { fence, control } = run;
     const startedAt = now();
     const log = logger.child({ run_id: fence.run_id, attempt: fence.attempt });
     if (fence.attempt > 1) metrics.leaseReclaims.inc();
@@ -190,6 +198,7 @@ export function createWorker(options: WorkerOptions): Worker {
         const { steps, usage } = claimed.run;
         const figures = { steps, usage, elapsed_ms: claimed.elapsed_ms };
         const input = { ...runFailed('AGENT_NOT_FOUND', message), ...figures };
+        run.finalizing = true;
         finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
         return;
       }
@@ -203,6 +212,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
       // Object.assign, not `{ ...outcome, ...figures }`: V8 builds that on a slow path.
       const input = Object.assign({}, outcome, figures);
+      run.finalizing = true;
       finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
     } catch (error) {
       // Unexpected (store unreachable, a bug): the attempt crashed. The run stays as its
@@ -286,11 +296,11 @@ export function createWorker(options: WorkerOptions): Worker {
         // store.resync: queued notifications may have been missed while the store was away.
         if (change.kind === 'run.queued' || change.kind === 'store.resync') wake();
         if (change.kind === 'run.terminal') {
-          // Cancel or agent deletion: abort at once so nothing more is written. (Our own
-          // finalize lands here too, after the loop has ended: harmless.)
-          held
-            .get(change.run_id)
-            ?.control.stop(change.status === 'cancelled' ? 'cancelled' : 'lease_lost');
+          // Cancel or agent deletion: abort at once so nothing more is written. Our own
+          // finalize lands here too, after the loop has ended: nothing to stop.
+          const run = held.get(change.run_id);
+          if (run && !run.finalizing)
+            run.control.stop(change.status === 'cancelled' ? 'cancelled' : 'lease_lost');
           wake();
         }
       });
