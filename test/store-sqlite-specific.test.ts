@@ -26,6 +26,7 @@ import {
   openConnection,
   PAGE_BYTES,
   WAL_CHECKPOINT_BYTES,
+  WRITER_CACHE_KIB,
 } from '../src/store/sqlite/connection.ts';
 import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
@@ -87,7 +88,11 @@ function defineTests(): void {
         // A 4 MiB WAL between checkpoints whatever the page size (SQLite's default,
         // 1000 pages, would checkpoint every 1 MiB of small pages).
         wal_autocheckpoint: WAL_CHECKPOINT_BYTES / PAGE_BYTES,
+        // 2 MiB of cache, not better-sqlite3's 16 MiB: a commit after a page split scans
+        // the cache's whole hash table (connection.ts).
+        cache_size: -WRITER_CACHE_KIB,
       });
+      assert.equal(WRITER_CACHE_KIB, 2000);
       assert.equal(full.kind, 'sqlite');
       assert.match(full.description, /synchronous=FULL/);
       await full.close();

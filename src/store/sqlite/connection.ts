@@ -32,6 +32,18 @@ export const PAGE_BYTES = 1024;
  * same WAL; recovery after a crash reads about this much more.
  */
 export const WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024;
+/**
+ * The writer's page cache, as PRAGMA cache_size takes it (negative: KiB): SQLite's own
+ * default of 2 MiB, not better-sqlite3's 16 MiB. When a b-tree page splits, SQLite
+ * renumbers the new pages through a temporary page number far past the end of the file
+ * (the page at 1 GiB), and the commit after it scans the cache's whole hash table to
+ * drop that page, one slot per cached page. With 1 KiB pages the splits are four times
+ * as frequent and a 16 MiB cache holds 16 000 pages: those scans were 4.6 % of a turn's
+ * CPU (perf), 1.0 % with 2 MiB. Reads of the database file go through the memory map
+ * (MMAP_BYTES), not this cache; it holds the pages read from the WAL and the ones a
+ * write changes, and the reads from the WAL did not grow (perf: pread 0.26 → 0.18 %).
+ */
+export const WRITER_CACHE_KIB = 2000;
 
 /** PRAGMA synchronous reads back as a number: FULL = 2, NORMAL = 1. */
 const SYNCHRONOUS_LEVEL: Record<Durability, { name: string; value: number }> = {
@@ -97,7 +109,10 @@ function applySettings(db: SqliteDatabase, options: ConnectionOptions): void {
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${SYNCHRONOUS_LEVEL[options.durability].name}`);
   db.pragma('foreign_keys = ON');
-  if (!options.readonly) setWalCheckpointBytes(db, WAL_CHECKPOINT_BYTES);
+  if (!options.readonly) {
+    db.pragma(`cache_size = -${WRITER_CACHE_KIB}`);
+    setWalCheckpointBytes(db, WAL_CHECKPOINT_BYTES);
+  }
 }
 
 /** Lets the WAL grow to about `bytes` before a commit checkpoints it (in the file's pages). */

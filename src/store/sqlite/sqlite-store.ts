@@ -147,6 +147,7 @@ export class SqliteStore implements Store {
     busy_timeout: number;
     page_size: number;
     wal_autocheckpoint: number;
+    cache_size: number;
   } {
     const read = (name: string): unknown => this.ctx.db.pragma(name, { simple: true });
     return {
@@ -156,6 +157,7 @@ export class SqliteStore implements Store {
       busy_timeout: Number(read('busy_timeout')),
       page_size: Number(read('page_size')),
       wal_autocheckpoint: Number(read('wal_autocheckpoint')),
+      cache_size: Number(read('cache_size')),
     };
   }
 
