@@ -38,8 +38,13 @@ const SCOPES = 200;
 // concurrent submits can outwait the PostgreSQL pool's connect timeout).
 const INFLIGHT = Number(process.env.KEEL_BENCH_INFLIGHT ?? 64);
 const TEXT = 'what time is it?\n@call clock_now {}';
-/** Turns before the measured load (the load process runs them; see load.ts). */
-const WARMUP_TURNS = 64;
+/**
+ * Turns before the measured load (the load process runs them on scopes of their own; see
+ * load.ts). V8 keeps compiling keel's hot paths for several hundred turns: after 64,
+ * TurboFan's background threads still took 19 % of the measured CPU (perf), and keel's
+ * CPU per turn fell from ~4.4 ms (64) to ~3.0 (1024) and ~2.5 (2048) in process mode.
+ */
+const WARMUP_TURNS = 1024;
 
 interface Measured {
   name: string;

@@ -18,12 +18,13 @@ const protocol = PROTOCOLS[spec.kind];
 const state = await protocol.prepare(spec, dispatcher);
 // Warm-up: every contender loads code lazily (keel its model provider and tokenizer, the
 // peers their graphs and storage) and V8 compiles its hot paths during the first turns;
-// a steady-state server is what is compared. These turns use the first scopes, once.
+// a steady-state server is what is compared. These turns have scopes of their own, so
+// the measured turns find the same fresh conversations as without a warm-up.
 for (let index = 0; index < spec.warmup; index += spec.inflight) {
   const batch = Math.min(spec.inflight, spec.warmup - index);
   await Promise.all(
     Array.from({ length: batch }, (_, offset) =>
-      protocol.turn(spec, dispatcher, state, index + offset),
+      protocol.turn(spec, dispatcher, state, index + offset, 'warmup'),
     ),
   );
 }
@@ -39,7 +40,7 @@ await Promise.all(
     while (next < spec.turns) {
       const index = next++;
       const begun = performance.now();
-      await protocol.turn(spec, dispatcher, state, index);
+      await protocol.turn(spec, dispatcher, state, index, 'measured');
       latencies.push(performance.now() - begun);
     }
   }),

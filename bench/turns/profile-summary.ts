@@ -1,6 +1,7 @@
 // `tsx bench/turns/profile-summary.ts <file.cpuprofile> [top] [skip s]`: where a V8 CPU
 // profile's samples went — self time per function and per package/source folder, in
-// percent — leaving out the first `skip` seconds (startup, before the load began).
+// percent — leaving out the first `skip` seconds (startup, before the load began), or with
+// a negative `skip`, keeping only the last -skip seconds (the measured load ends the run).
 
 import { readFileSync } from 'node:fs';
 
@@ -19,7 +20,9 @@ const profile = JSON.parse(readFileSync(file, 'utf8')) as {
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 const selfUs = new Map<number, number>();
 let elapsedUs = 0;
-const skipUs = Number(skipText) * 1e6;
+const totalUs = profile.timeDeltas.reduce((sum, delta) => sum + delta, 0);
+const skip = Number(skipText);
+const skipUs = skip >= 0 ? skip * 1e6 : totalUs + skip * 1e6;
 profile.samples.forEach((id, index) => {
   elapsedUs += profile.timeDeltas[index] ?? 0;
   if (elapsedUs < skipUs) return;

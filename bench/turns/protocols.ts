@@ -19,10 +19,28 @@ export interface LoadSpec {
   text: string;
 }
 
+/** Warm-up turns have scopes of their own: the measured turns find fresh conversations. */
+export type LoadPhase = 'warmup' | 'measured';
+
 interface Protocol {
   /** Setup before the measured load (threads); its result is handed to every turn. */
   prepare(spec: LoadSpec, dispatcher: Dispatcher): Promise<string[]>;
-  turn(spec: LoadSpec, dispatcher: Dispatcher, state: string[], index: number): Promise<void>;
+  turn(
+    spec: LoadSpec,
+    dispatcher: Dispatcher,
+    state: string[],
+    index: number,
+    phase: LoadPhase,
+  ): Promise<void>;
+}
+
+/** The scope (conversation) of turn `index`: 0 … scopes-1 in each phase. */
+function slot(spec: LoadSpec, index: number, phase: LoadPhase): number {
+  return (phase === 'warmup' ? spec.scopes : 0) + (index % spec.scopes);
+}
+
+function scopeName(spec: LoadSpec, index: number, phase: LoadPhase): string {
+  return `${phase === 'warmup' ? 'warmup' : 'scope'}-${index % spec.scopes}`;
 }
 
 async function call(
@@ -47,11 +65,11 @@ async function call(
 
 const keel: Protocol = {
   prepare: async () => [],
-  async turn(spec, dispatcher, _state, index) {
+  async turn(spec, dispatcher, _state, index, phase) {
     const base = `${spec.url}/v1/tenants/bench`;
     const submitted = await call(dispatcher, 'POST', `${base}/turns`, {
       agent: 'agent',
-      scope: `scope-${index % spec.scopes}`,
+      scope: scopeName(spec, index, phase),
       payload: { text: spec.text },
     });
     const waited = await call(
@@ -66,9 +84,9 @@ const keel: Protocol = {
 
 const floor: Protocol = {
   prepare: async () => [],
-  async turn(spec, dispatcher, _state, index) {
+  async turn(spec, dispatcher, _state, index, phase) {
     const submitted = await call(dispatcher, 'POST', `${spec.url}/turns`, {
-      scope: `scope-${index % spec.scopes}`,
+      scope: scopeName(spec, index, phase),
       payload: { text: spec.text },
     });
     await call(dispatcher, 'GET', `${spec.url}/runs/${String(submitted.run_id)}/wait`);
@@ -78,14 +96,15 @@ const floor: Protocol = {
 const langgraph: Protocol = {
   async prepare(spec, dispatcher) {
     const threads: string[] = [];
-    for (let i = 0; i < spec.scopes; i++) {
+    // The measured turns' threads, then the warm-up turns' (slot()).
+    for (let i = 0; i < 2 * spec.scopes; i++) {
       const thread = await call(dispatcher, 'POST', `${spec.url}/threads`, {});
       threads.push(String(thread.thread_id));
     }
     return threads;
   },
-  async turn(spec, dispatcher, threads, index) {
-    const thread = threads[index % spec.scopes];
+  async turn(spec, dispatcher, threads, index, phase) {
+    const thread = threads[slot(spec, index, phase)];
     const run = await call(dispatcher, 'POST', `${spec.url}/threads/${thread}/runs`, {
       assistant_id: 'agent',
       input: { messages: [{ role: 'user', content: spec.text }] },
@@ -104,10 +123,10 @@ const langgraph: Protocol = {
 
 const mastra: Protocol = {
   prepare: async () => [],
-  async turn(spec, dispatcher, _state, index) {
+  async turn(spec, dispatcher, _state, index, phase) {
     const answer = await call(dispatcher, 'POST', `${spec.url}/api/agents/agent/generate`, {
       messages: [{ role: 'user', content: spec.text }],
-      threadId: `scope-${index % spec.scopes}`,
+      threadId: scopeName(spec, index, phase),
       resourceId: 'bench',
     });
     if (typeof answer.text !== 'string' || answer.text === '')
