@@ -62,14 +62,36 @@ describe('sqlite: the read window', () => {
       await nextTurn();
       assert.equal((await store.listRuns(TENANT, {}, 10)).items.length, 1);
       assert.equal(db.inTransaction, true);
-      // Same turn: the write must begin its own transaction (BEGIN IMMEDIATE inside an
-      // open one would throw) and commit at once.
+      // Same turn: the write must begin its own transaction and commit at once
+      // (better-sqlite3 would nest it as a savepoint of the open window instead).
       const cancelled = await store.cancelRun(TENANT, first.run.run_id, 'test');
       assert.equal(cancelled?.status, 'cancelled');
       assert.equal((await store.getRun(TENANT, first.run.run_id))?.status, 'cancelled');
       const second = await store.enqueueRun(turn({ scope: 's2' }));
       assert.equal((await store.listRuns(TENANT, {}, 10)).items.length, 2);
       assert.equal((await store.getRun(TENANT, second.run.run_id))?.status, 'queued');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits a direct write made in the same turn as a read at once, visible to another connection', async () => {
+    const { store, path } = await open();
+    try {
+      const db = connection(store);
+      await nextTurn();
+      assert.equal((await store.getTenant(TENANT))?.name, TENANT);
+      assert.equal(db.inTransaction, true, 'the read opened a window');
+      // Not batched: putAgent writes synchronously inside this turn, window still open.
+      await store.putAgent(TENANT, 'second', agentSpec());
+      assert.equal(db.inTransaction, false, 'the write ended the window and committed');
+      const peer = new Database(path, { readonly: true });
+      try {
+        const row = peer.prepare('SELECT name FROM agents WHERE name = ?').get('second');
+        assert.deepEqual(row, { name: 'second' }, 'committed, not held in a savepoint');
+      } finally {
+        peer.close();
+      }
     } finally {
       await store.close();
     }

@@ -14,7 +14,7 @@ import { agentSpec, AGENT, TENANT, turn } from './store-conformance/harness.ts';
 
 const BARE_LIMIT = /\bLIMIT\s+(\?\d*|\$\d+)(?![\w+*/-])/i;
 const SQLITE_SOURCES = new URL('../src/store/sqlite/', import.meta.url);
-// Their virtual tables take the LIMIT as a constraint (statements.ts says why).
+// Not yet converted (statements.ts says why).
 const KEEPS_BARE_LIMIT = new Set(['memory-search.ts']);
 
 describe('sqlite: a bound LIMIT keeps its statement compiled', () => {

@@ -42,10 +42,11 @@ export class ChangeHub {
       // Copies: a listener may subscribe or unsubscribe while it is called.
       const listeners = [...this.everyChange];
       if (change.run_id === null) {
-        for (const watchers of this.byRun.values()) listeners.push(...watchers);
+        for (const watchers of this.byRun.values())
+          for (const watcher of watchers) listeners.push(watcher);
       } else {
         const watchers = this.byRun.get(change.run_id);
-        if (watchers) listeners.push(...watchers);
+        if (watchers) for (const watcher of watchers) listeners.push(watcher);
       }
       for (const listener of listeners) {
         try {

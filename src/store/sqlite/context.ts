@@ -11,6 +11,7 @@
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
 import type { StoreSeededBug } from '../../seeded-bugs.ts';
+import { KeelError } from '../../errors.ts';
 import { ChangeHub } from '../rules/change-hub.ts';
 import type { StoreChange } from '../store.ts';
 import { toStoreError } from '../store-errors.ts';
@@ -98,7 +99,7 @@ export class StoreContext {
    * rolled-back write notifies nobody.
    */
   write<T>(body: (changes: StoreChange[]) => T): T {
-    if (this.frames.length === 0) this.reads.close();
+    if (this.frames.length === 0) this.beginOwnTransaction();
     this.disk.admit();
     const frame: CommitFrame = { changes: [], hooks: [] };
     this.frames.push(frame);
@@ -115,6 +116,17 @@ export class StoreContext {
     this.settle(frame);
     if (this.frames.length === 0) this.disk.committed();
     return result;
+  }
+
+  /**
+   * Before an outermost write: no read window may stay open. better-sqlite3 would not
+   * refuse — it nests the write as a savepoint of the open transaction, committed only
+   * with it — so this is checked, not assumed.
+   */
+  private beginOwnTransaction(): void {
+    this.reads.close();
+    if (this.db.inTransaction)
+      throw new KeelError('INTERNAL', 'a write began inside an open read transaction');
   }
 
   /** Runs `hook` once the enclosing write or batch committed (now, when none is open). */
@@ -140,7 +152,12 @@ export class StoreContext {
     this.flushScheduled = false;
     const writes = this.queue.splice(0);
     if (writes.length === 0) return;
-    this.reads.close();
+    try {
+      this.beginOwnTransaction();
+    } catch (error) {
+      for (const write of writes) write.reject(error);
+      return;
+    }
     if (writes.length === 1) {
       const only = writes[0] as QueuedWrite;
       try {

@@ -12,9 +12,9 @@
 // Why the reads stay current: the window closes before every write of this connection
 // and at the next turn of the event loop at the latest. On a data dir this process owns
 // (the lock), nothing else writes, so a window's snapshot is the newest state. A peer
-// process on the same file (tests only) can commit during a window: its reads then see
-// the state at the window's start, at most one turn of the event loop old, as a read
-// that ran a moment earlier would.
+// process on the same file (tests only) can commit during a window: reads of this
+// connection then see the state at the window's start until the next turn of the event
+// loop, even a read issued after the peer's commit was acknowledged.
 
 import type { Database as SqliteDatabase, Statement } from 'better-sqlite3';
 
@@ -43,7 +43,17 @@ export class ReadWindow {
    */
   close(): void {
     if (!this.open) return;
+    if (this.db.open && this.db.inTransaction) {
+      try {
+        this.commit.run();
+      } catch (error) {
+        // A read transaction left open would turn every later write into a savepoint
+        // that never commits: end it whatever it takes.
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.open = false;
+        throw error;
+      }
+    }
     this.open = false;
-    if (this.db.open && this.db.inTransaction) this.commit.run();
   }
 }
