@@ -62,8 +62,9 @@ describe('sqlite: the read window', () => {
       await nextTurn();
       assert.equal((await store.listRuns(TENANT, {}, 10)).items.length, 1);
       assert.equal(db.inTransaction, true);
-      // Same turn: the write must begin its own transaction and commit at once
-      // (better-sqlite3 would nest it as a savepoint of the open window instead).
+      // Same turn, batched writes: their group commit runs after the window's own close
+      // at the next turn, so this checks that reads and writes interleave correctly; the
+      // close before a write made inside a window is the next test's.
       const cancelled = await store.cancelRun(TENANT, first.run.run_id, 'test');
       assert.equal(cancelled?.status, 'cancelled');
       assert.equal((await store.getRun(TENANT, first.run.run_id))?.status, 'cancelled');

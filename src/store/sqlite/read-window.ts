@@ -43,17 +43,15 @@ export class ReadWindow {
    */
   close(): void {
     if (!this.open) return;
-    if (this.db.open && this.db.inTransaction) {
-      try {
-        this.commit.run();
-      } catch (error) {
-        // A read transaction left open would turn every later write into a savepoint
-        // that never commits: end it whatever it takes.
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        this.open = false;
-        throw error;
-      }
+    try {
+      if (this.db.open && this.db.inTransaction) this.commit.run();
+    } catch (error) {
+      // A read transaction left open would turn every later write into a savepoint that
+      // never commits: end it whatever it takes.
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    } finally {
+      this.open = false;
     }
-    this.open = false;
   }
 }
