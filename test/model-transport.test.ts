@@ -16,6 +16,10 @@ const seen: { method: string; url: string; headers: IncomingMessage['headers']; 
   [];
 const sockets = new Set<unknown>();
 let closedEarly = 0;
+const LARGE = 32 * 1024 * 1024;
+const PATTERN = Buffer.from(Array.from({ length: 65536 }, (_, i) => i % 256));
+let largeSent = false;
+let largeWritten = 0;
 
 const server = createServer((request: IncomingMessage, response: ServerResponse) => {
   sockets.add(request.socket);
@@ -32,6 +36,30 @@ const server = createServer((request: IncomingMessage, response: ServerResponse)
     if (request.url === '/empty') {
       response.writeHead(204, { 'x-kind': 'empty' });
       response.end();
+      return;
+    }
+    if (request.url === '/reset') {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: first\n\n');
+      setTimeout(() => request.socket.destroy(), 5);
+      return;
+    }
+    if (request.url === '/large') {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      // 32 MiB in 64 KiB writes that wait for drain, each byte its offset mod 256 (order
+      // and content checkable); `largeSent` says when the last write left.
+      largeWritten = 0;
+      const more = (): void => {
+        while (largeWritten < LARGE) {
+          largeWritten += PATTERN.length;
+          if (!response.write(PATTERN)) {
+            response.once('drain', more);
+            return;
+          }
+        }
+        response.end(() => (largeSent = true));
+      };
+      more();
       return;
     }
     if (request.url === '/hang') {
@@ -126,6 +154,13 @@ describe('the model transport (node:http as fetch)', () => {
     await assert.rejects(reader.read(), (error: Error) => error.name === 'AbortError');
     await waitFor('the server saw the connection close', () => closedEarly === 1);
 
+    // A reader that cancels the body ends the request the server sees, too.
+    const cancelled = await createNodeHttpTransport()(`${url}/hang`, { method: 'POST' }, () => {});
+    const cancelReader = (cancelled.body as ReadableStream<Uint8Array>).getReader();
+    await cancelReader.read();
+    await cancelReader.cancel();
+    await waitFor('the server saw the cancelled body close', () => closedEarly === 2);
+
     // Aborted before it was sent: nothing goes out.
     const count = seen.length;
     await assert.rejects(
@@ -133,5 +168,48 @@ describe('the model transport (node:http as fetch)', () => {
       (error: Error) => error.name === 'AbortError',
     );
     assert.equal(seen.length, count);
+  });
+
+  it('a connection cut mid-body errors the body instead of ending it as if complete', async () => {
+    const response = await createNodeHttpTransport()(`${url}/reset`, { method: 'POST' }, () => {});
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    assert.equal(new TextDecoder().decode((await reader.read()).value), 'data: first\n\n');
+    await assert.rejects(reader.read());
+  });
+
+  it('a large body waits in the socket for a slow reader, then arrives whole and in order', async () => {
+    const response = await createNodeHttpTransport()(`${url}/large`, { method: 'GET' }, () => {});
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let offset = 0;
+    let wrong = -1;
+    const take = (value: Uint8Array): void => {
+      for (let i = 0; i < value.length && wrong < 0; i++) {
+        if (value[i] !== (offset + i) % 256) wrong = offset + i;
+      }
+      offset += value.length;
+    };
+    take((await reader.read()).value as Uint8Array);
+    // Backpressure: with the reader idle, the socket pauses, so the server's writes stop
+    // once the loopback buffers are full (a few MiB); without it the transport would read
+    // all 32 MiB into memory. Wait until the server has written nothing new for 200 ms.
+    let written = -1;
+    while (written !== largeWritten && !largeSent) {
+      written = largeWritten;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(
+      largeSent,
+      false,
+      `the server finished while the reader waited (${written} bytes)`,
+    );
+    assert.ok(written < LARGE / 2, `${written} bytes written while the reader waited`);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      take(value);
+    }
+    assert.equal(wrong, -1, 'every byte in order');
+    assert.equal(offset, LARGE);
+    await waitFor('the server finished writing', () => largeSent);
   });
 });
