@@ -2,10 +2,13 @@
 // wire, by HTTP client (issue 21: undici vs node:http keep-alive agents). Each client
 // runs in its own process (bench/model-http/client.ts) against the same `keel
 // fixture-model` server; client kinds are interleaved over rounds, medians reported.
-//   fetch     the global fetch (undici) with a web-stream body: what the AI SDK uses
-//   http      node:http with a keep-alive agent, the body read as a Node stream
-//   http-web  the same, wrapped as a fetch Response (Readable.toWeb): what a custom
-//             fetch handed to the AI SDK would have to be
+//   fetch           the global fetch (undici) with a web-stream body: the AI SDK's default
+//   http            node:http with a keep-alive agent, the body read as a Node stream
+//   keel-transport  keel's transport (src/providers/node-http-transport.ts): the same
+//                   wrapped as a fetch Response (Readable.toWeb), body read
+//   keel-provider   keel's whole model call: the AI SDK package over that transport, the
+//                   trace recording, every built-in tool offered (a turn's model call)
+//   keel-provider-unstreamed  the same with the provider's `stream = false`
 
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +17,13 @@ import { startFixtureModel } from './turns/contenders.ts';
 import { stopChild } from './turns/children.ts';
 
 const CLIENT = fileURLToPath(new URL('./model-http/client.ts', import.meta.url));
-const KINDS = ['fetch', 'http', 'http-web'] as const;
+const KINDS = [
+  'fetch',
+  'http',
+  'keel-transport',
+  'keel-provider',
+  'keel-provider-unstreamed',
+] as const;
 const CALLS = 2000;
 const INFLIGHT = 16;
 const WARMUP = 200;
@@ -56,7 +65,7 @@ export async function runModelHttpBench(): Promise<void> {
   });
   const fetchCpu = rows[0]?.cpuUsPerCall ?? 1;
   console.log(
-    `\nmodel-http: ${CALLS} streamed chat completions, ${INFLIGHT} in flight, after ${WARMUP} warm-up calls; client CPU per call (medians of ${ROUNDS} rounds)\n`,
+    `\nmodel-http: ${CALLS} chat completions (streamed but the unstreamed row), ${INFLIGHT} in flight, after ${WARMUP} warm-up calls; client CPU per call (medians of ${ROUNDS} rounds)\n`,
   );
   console.log(
     formatTable(

@@ -3,10 +3,14 @@
 // once, each response body read to the end. Prints one JSON line: CPU ms (from
 // process.cpuUsage) and wall seconds of the measured calls, after `warmup` calls.
 
-import { Readable } from 'node:stream';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { createConfiguredProviders } from '../../src/providers/configured.ts';
+import { createNodeHttpTransport } from '../../src/providers/node-http-transport.ts';
+import { builtinTools } from '../../src/tools/builtin/index.ts';
+import { createToolRegistry } from '../../src/tools/registry.ts';
 
-type Kind = 'fetch' | 'http' | 'http-web';
+type Kind = 'fetch' | 'http' | 'keel-transport' | 'keel-provider' | 'keel-provider-unstreamed';
 
 const [kind, url, callsText, inflightText, warmupText] = process.argv.slice(2) as [
   Kind,
@@ -18,16 +22,17 @@ const [kind, url, callsText, inflightText, warmupText] = process.argv.slice(2) a
 const calls = Number(callsText);
 const inflight = Number(inflightText);
 const warmup = Number(warmupText);
+const USER_TEXT = 'what time is it?\n@call clock_now {}';
 const body = JSON.stringify({
   model: 'fixture',
   stream: true,
   stream_options: { include_usage: true },
-  messages: [{ role: 'user', content: 'what time is it?\n@call clock_now {}' }],
+  messages: [{ role: 'user', content: USER_TEXT }],
 });
 const target = new URL('/v1/chat/completions', url);
 const agent = new HttpAgent({ keepAlive: true, maxSockets: inflight });
 
-function nodeHttp(): Promise<Readable> {
+function nodeHttp(): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       target,
@@ -39,7 +44,64 @@ function nodeHttp(): Promise<Readable> {
   });
 }
 
+const transport = createNodeHttpTransport();
+// keel's whole model call: the AI SDK's openai-compatible package over keel's transport,
+// with the trace recording, asked as a turn of the turn bench asks (every built-in tool);
+// streamed (keel's default) or not (`stream = false` in the provider's config).
+const provider = createConfiguredProviders(
+  {
+    fixture: {
+      type: 'openai-compatible',
+      base_url: new URL('/v1', url).href,
+      stream: kind !== 'keel-provider-unstreamed',
+    },
+  },
+  {},
+).fixture;
+const registry = createToolRegistry(builtinTools());
+const tools = registry.all().map((tool) => {
+  const { name, description, input_schema } = registry.describe(tool);
+  return { name, description, input_schema };
+});
+
+async function readBody(response: Response): Promise<void> {
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  for (;;) if ((await reader.read()).done) break;
+}
+
+async function callProvider(): Promise<void> {
+  const response = await provider?.complete({
+    model: 'fixture',
+    system: 'You are a helpful assistant.',
+    context: [],
+    entries: [
+      {
+        kind: 'user',
+        run_id: 'run-bench',
+        seq: 1,
+        attempt: 1,
+        ts: new Date().toISOString(),
+        body: { text: USER_TEXT, payload: { text: USER_TEXT } },
+      },
+    ],
+    tools,
+    temperature: 0.2,
+    max_tokens: 4096,
+    signal: new AbortController().signal,
+  });
+  if (response?.assistant.tool_calls.length !== 1) throw new Error('no tool call came back');
+}
+
 async function once(): Promise<void> {
+  if (kind === 'keel-provider' || kind === 'keel-provider-unstreamed') {
+    await callProvider();
+    return;
+  }
+  if (kind === 'keel-transport') {
+    const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body };
+    await readBody(await transport(target, init, () => {}));
+    return;
+  }
   if (kind === 'fetch') {
     // What the AI SDK does by default: the global fetch (undici), a web stream body.
     const response = await fetch(target, {
@@ -47,19 +109,11 @@ async function once(): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body,
     });
-    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    for (;;) if ((await reader.read()).done) break;
+    await readBody(response);
     return;
   }
   const res = await nodeHttp();
-  if (kind === 'http') {
-    for await (const chunk of res) void chunk;
-    return;
-  }
-  // node:http wrapped as a fetch Response, as a custom fetch for the AI SDK would be.
-  const response = new Response(Readable.toWeb(res) as ReadableStream<Uint8Array>);
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  for (;;) if ((await reader.read()).done) break;
+  for await (const chunk of res) void chunk;
 }
 
 async function run(count: number): Promise<void> {
