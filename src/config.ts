@@ -11,8 +11,16 @@ const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
   base_url: z.string().url().optional(),
   api_key_env: z.string().min(1).optional(),
-  /** false → non-streaming requests, for servers whose streaming is broken. */
-  stream: z.boolean().optional(),
+  /**
+   * true (default): streamed requests. false: non-streaming requests, for servers whose
+   * streaming is broken. "when-watched": streamed only while someone watches the run live
+   * (docs/agent-loop.md, Providers).
+   */
+  stream: z
+    .union([z.boolean(), z.literal('when-watched')], {
+      error: 'expected true, false or "when-watched"',
+    })
+    .optional(),
   /** USD per million tokens per model (the part after "provider/"); usage costs 0 without. */
   prices: z
     .record(

@@ -169,6 +169,20 @@ describe('config', () => {
     assert.equal(loadConfig({}, { KEEL_ADMIN_TOKEN: token }, project()).admin_token, token);
   });
 
+  it('providers.*.stream: true, false or "when-watched"; anything else is named', () => {
+    const provider = (stream: string) =>
+      `[providers.local]\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:1/v1"\nstream = ${stream}`;
+    assert.equal(
+      loadConfig({}, {}, project(provider('"when-watched"'))).providers.local?.stream,
+      'when-watched',
+    );
+    assert.equal(loadConfig({}, {}, project(provider('false'))).providers.local?.stream, false);
+    configError(
+      () => loadConfig({}, {}, project(provider('"sometimes"'))),
+      /providers\.local\.stream: expected true, false or "when-watched"/,
+    );
+  });
+
   it('the result is frozen, deeply', () => {
     const config = loadConfig({}, {}, project('[providers.local]\ntype = "openai-compatible"'));
     assert.ok(Object.isFrozen(config));

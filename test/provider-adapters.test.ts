@@ -54,6 +54,7 @@ before(async () => {
       compat: { type: 'openai-compatible', base_url: `${replay.url}/v1`, api_key_env: 'X' },
       openai: { type: 'openai', base_url: `${replay.url}/v1`, api_key_env: 'X' },
       openaiplain: { type: 'openai', base_url: `${replay.url}/v1`, stream: false },
+      watched: { type: 'openai-compatible', base_url: `${replay.url}/v1`, stream: 'when-watched' },
       claude: { type: 'anthropic', base_url: `${replay.url}/v1`, api_key_env: 'X' },
       claudeplain: {
         type: 'anthropic',
@@ -126,6 +127,33 @@ describe('OpenAI Chat Completions (recorded)', () => {
     assert.deepEqual(response.assistant.usage, { input_tokens: 31, output_tokens: 17 });
     // The raw exchange is JSON texts: a JSON response body stays JSON.
     assert.equal(JSON.parse(response.raw?.response ?? 'null').id, 'chatcmpl-rec3');
+  });
+
+  it('stream = "when-watched": streamed while watched (deltas), one JSON answer otherwise', async () => {
+    replay.respond({ file: 'openai-chat-tool-calls.sse' });
+    const deltas: string[] = [];
+    const onDelta = (text: string): number => deltas.push(text);
+    const watched = await provider('watched').complete(request({ onDelta, watched: () => true }));
+    assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, true);
+    assert.deepEqual(deltas, ['Let me ', 'check.']);
+    assert.deepEqual(watched.assistant.tool_calls, EXPECTED_CALLS);
+
+    for (const extra of [{ onDelta, watched: () => false }, {}]) {
+      replay.respond({ file: 'openai-chat-tool-calls.json' });
+      const unwatched = await provider('watched').complete(request(extra));
+      const sent = JSON.parse(replay.requests.at(-1)?.body ?? '{}');
+      assert.equal(sent.stream, undefined, 'no stream asked for');
+      assert.equal(sent.stream_options, undefined);
+      // The same answer either way, and the trace keeps the JSON body.
+      assert.deepEqual(unwatched.assistant, watched.assistant);
+      assert.equal(JSON.parse(unwatched.raw?.response ?? 'null').id, 'chatcmpl-rec3');
+    }
+    assert.equal(deltas.length, 2, 'no deltas from the unwatched calls');
+
+    // A provider that always streams ignores whether anyone watches.
+    replay.respond({ file: 'openai-chat-tool-calls.sse' });
+    await provider('compat').complete(request({ watched: () => false }));
+    assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, true);
   });
 
   it('tool results go back as tool messages; an error result as {"error": {code, message}}', async () => {

@@ -25,12 +25,16 @@ before(async () => {
     onRequest: (request) => authorizations.push(String(request.headers.authorization)),
   });
   keel = await startTestKeel({
-    toml: `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"\n`,
+    toml: [
+      `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"`,
+      `[providers.onlywatched]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\nstream = "when-watched"`,
+    ].join('\n'),
     env: { LOCAL_KEY: KEY },
   });
   client = createKeelClient({ baseUrl: keel.url });
   await client.tenants.create({ name: 'fm' });
   await client.agents.put('fm', 'a', { model: 'local/fixture' });
+  await client.agents.put('fm', 'w', { model: 'onlywatched/fixture' });
 });
 
 after(async () => {
@@ -115,6 +119,45 @@ describe('openai-compatible provider × keel fixture-model', () => {
     assert.ok(raw.request.messages.length >= 2);
     assert.match(raw.response, /data: \[DONE\]/);
     assert.ok(!JSON.stringify(events).includes(KEY));
+  });
+
+  it('stream = "when-watched": whole answers for a run nobody watches, streamed while an SSE client does', async () => {
+    const submit = (scope: string, text: string) =>
+      client.turns.submit('fm', { agent: 'w', scope, payload: { text } });
+    const rawResponses = async (runId: string): Promise<unknown[]> => {
+      const trace = await client.runs.trace('fm', runId);
+      return (trace.events as unknown as { type: string; data: { raw: { response: unknown } } }[])
+        .filter((event) => event.type === 'model.response')
+        .map((event) => event.data.raw.response);
+    };
+
+    // Nobody watches: both model calls are asked for whole (a JSON body in the trace).
+    const alone = await submit('unwatched', 'hi\n@call clock_now {}\n@stream 3');
+    assert.equal((await client.turns.wait('fm', alone.run_id, 20_000)).run.status, 'succeeded');
+    const unwatched = await rawResponses(alone.run_id);
+    assert.equal(unwatched.length, 2);
+    for (const body of unwatched) assert.equal((body as Loose).object, 'chat.completion');
+
+    // Watched: the run waits in its lane behind a slow one while an SSE client subscribes,
+    // so it is watched from its first model call; its text arrives as deltas.
+    await submit('watched', '@sleep 500\nslow');
+    const followed = await submit('watched', 'hi\n@call clock_now {}\n@stream 3');
+    const seen: { type: string; data: Loose }[] = [];
+    let statusAtSubscribe = '';
+    for await (const event of client.turns.events('fm', followed.run_id)) {
+      if (seen.length === 0)
+        statusAtSubscribe = (await client.runs.get('fm', followed.run_id)).run.status;
+      seen.push(event as { type: string; data: Loose });
+    }
+    assert.equal(statusAtSubscribe, 'queued', 'subscribed before the run started');
+    const deltas = seen.filter((event) => event.type === 'model.delta');
+    assert.equal(deltas.length, 3);
+    const reply = String(seen.at(-1)?.data.output.reply);
+    assert.match(reply, /^echo: hi/);
+    assert.equal(deltas.map((event) => event.data.text).join(''), reply);
+    const watched = await rawResponses(followed.run_id);
+    assert.equal(watched.length, 2);
+    for (const body of watched) assert.match(String(body), /data: \[DONE\]/);
   });
 });
 

@@ -31,13 +31,22 @@ export type LanguageModelFactory = (
 ) => Promise<LanguageModel>;
 type LanguageModel = Pick<LanguageModelV3, 'doStream' | 'doGenerate'>;
 
+/**
+ * How a provider asks for answers: streamed (`true`), whole (`false`), or streamed only
+ * when someone watches the run live as the call goes out (`request.watched`) and whole
+ * otherwise — the text deltas are what a stream buys, and on Node 20 the library's
+ * web-stream pipeline costs about a third of a model call's CPU (`npm run bench --
+ * model-http`).
+ */
+export type StreamMode = boolean | 'when-watched';
+
 export interface AiSdkProviderOptions {
   name: string;
   model: LanguageModelFactory;
   /** Strings that must never reach the trace (the API key). */
   secrets: readonly string[];
-  /** Default true; false uses the non-streaming endpoint. */
-  stream?: boolean;
+  /** Default true; false uses the non-streaming endpoint; see StreamMode. */
+  stream?: StreamMode;
   /** How requests leave (node-http-transport.ts); shared by the providers of a keel. */
   transport: ModelTransport;
 }
@@ -166,6 +175,11 @@ function takeCallId(init: RequestInit | undefined): { id: string; init: RequestI
   return null;
 }
 
+/** Whether this call is asked for as a stream. */
+function streams(mode: StreamMode, request: ModelRequest): boolean {
+  return mode === 'when-watched' ? (request.watched?.() ?? false) : mode;
+}
+
 export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
   const streaming = options.stream ?? true;
   // The recording fetch of each call in progress (calls run concurrently), by call id.
@@ -220,7 +234,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
     };
     const modelName = `${options.name}/${request.model}`;
 
-    if (!streaming) {
+    if (!streams(streaming, request)) {
       const result = await model.doGenerate(callOptions);
       const assembly = new StreamAssembly(undefined);
       for (const part of result.content) {

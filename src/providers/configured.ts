@@ -7,7 +7,7 @@
 // command) starts without loading them (~0.6 s under tsx).
 
 import { KeelError } from '../errors.ts';
-import type { LanguageModelFactory } from './ai-sdk-provider.ts';
+import type { LanguageModelFactory, StreamMode } from './ai-sdk-provider.ts';
 import { createAiSdkProvider } from './ai-sdk-provider.ts';
 import { createNodeHttpTransport } from './node-http-transport.ts';
 import type { Provider } from './provider.ts';
@@ -16,8 +16,8 @@ export interface ProviderSpec {
   type: 'openai' | 'openai-compatible' | 'anthropic';
   base_url?: string;
   api_key_env?: string;
-  /** false → non-streaming requests (for servers whose streaming is broken). */
-  stream?: boolean;
+  /** false → non-streaming requests; "when-watched" → streamed only while watched live. */
+  stream?: StreamMode;
 }
 
 function modelFactory(

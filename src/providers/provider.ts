@@ -25,6 +25,11 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Live text chunks while the model streams (not stored). */
   onDelta?: (text: string) => void;
+  /**
+   * Whether anyone can see `onDelta`'s chunks now (asked as each request goes out). A
+   * provider with `stream = "when-watched"` streams only then; absent → nobody watches.
+   */
+  watched?: () => boolean;
 }
 
 export interface ModelResponse {

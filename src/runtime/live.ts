@@ -15,6 +15,11 @@ export interface LiveEvents {
   publish(runId: string, event: LiveEvent): void;
   /** Returns an unsubscribe function. */
   subscribe(runId: string, listener: LiveListener): () => void;
+  /**
+   * Whether a run's deltas may reach anyone: a listener in this process, or — with a
+   * relay — possibly one in another process (not knowable here, so always true).
+   */
+  watched(runId: string): boolean;
 }
 
 /** Carries opaque messages to the other processes of one store, best effort. */
@@ -101,6 +106,9 @@ export function createLiveEvents(options: LiveEventsOptions = {}): LiveEvents {
         sent += 1;
         relay.send(encode(runId, piece, sent));
       }
+    },
+    watched(runId) {
+      return relay !== undefined || listeners.has(runId);
     },
     subscribe(runId, listener) {
       let set = listeners.get(runId);

@@ -96,6 +96,7 @@ export async function modelStep(
       temperature: agent.temperature,
       max_tokens: agent.max_tokens,
       ...(live && {
+        watched: () => live.watched(runId),
         onDelta: (text: string) =>
           live.publish(runId, { type: 'model.delta', data: { step, text } }),
       }),
