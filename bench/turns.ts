@@ -130,11 +130,13 @@ async function keelTrial(
   durability: 'full' | 'process',
   model: Child | null,
   checkout?: string,
+  modelStream?: 'when-watched',
 ): Promise<Measured> {
   const running = await startKeelContender({
     dir: mkdtempSync(join(dir, 'keel-')),
     durability,
     ...(checkout && { checkout }),
+    ...(modelStream && { modelStream }),
     concurrency: INFLIGHT,
     ...(model && { modelUrl: model.ready }),
   });
@@ -245,6 +247,18 @@ export async function runTurnsBench(): Promise<void> {
           keelTrial(dir, `keel ${durability}, model over HTTP`, durability, model),
         );
       }
+      // The provider set to stream only watched runs: the load only waits, so nothing is
+      // streamed (docs/agent-loop.md, Providers).
+      await run('keel-full-http-when-watched', () =>
+        keelTrial(
+          dir,
+          'keel full, model over HTTP, stream = "when-watched"',
+          'full',
+          model,
+          undefined,
+          'when-watched',
+        ),
+      );
       // KEEL_BENCH_BASELINE=<another checkout of keel>: the old code, in the same run.
       const baseline = process.env.KEEL_BENCH_BASELINE;
       if (baseline) {

@@ -42,6 +42,8 @@ export interface KeelOptions {
   durability: 'full' | 'process';
   /** The fixture-model server's URL when the model is reached over HTTP. */
   modelUrl?: string;
+  /** That provider's `stream` setting (keel's default, true, when absent). */
+  modelStream?: 'when-watched';
   /** postgres://…?schema=…: an api process and one worker process. */
   storeUrl?: string;
   concurrency: number;
@@ -69,7 +71,12 @@ function keelToml(options: KeelOptions, role: string): string {
     '[log]',
     'level = "info"',
     ...(options.modelUrl
-      ? ['[providers.local]', 'type = "openai-compatible"', `base_url = "${options.modelUrl}/v1"`]
+      ? [
+          '[providers.local]',
+          'type = "openai-compatible"',
+          `base_url = "${options.modelUrl}/v1"`,
+          ...(options.modelStream ? [`stream = "${options.modelStream}"`] : []),
+        ]
       : []),
     '',
   ].join('\n');
