@@ -1,8 +1,10 @@
 // The transport model requests leave by (src/providers/node-http-transport.ts), against a
 // real server on loopback: what fetch promises the AI SDK — status, headers, the body as
 // a web stream (also tapped as text for the trace), a body-less status, a refused
-// connection reported as undici reports it (so the library retries it), an abort that
-// ends the request the server sees — and kept-alive connections reused across calls.
+// connection reported as undici reports it (so the library retries it), an abort or a
+// reader's cancel that ends the request the server sees, a connection cut mid-body that
+// errors the body, a slow reader that pauses the socket — and kept-alive connections
+// reused across calls.
 
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';

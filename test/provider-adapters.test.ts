@@ -150,10 +150,13 @@ describe('OpenAI Chat Completions (recorded)', () => {
     }
     assert.equal(deltas.length, 2, 'no deltas from the unwatched calls');
 
-    // A provider that always streams ignores whether anyone watches.
+    // A provider that always streams, or never does, ignores whether anyone watches.
     replay.respond({ file: 'openai-chat-tool-calls.sse' });
     await provider('compat').complete(request({ watched: () => false }));
     assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, true);
+    replay.respond({ file: 'openai-chat-tool-calls.json' });
+    await provider('openaiplain').complete(request({ watched: () => true }));
+    assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, undefined);
   });
 
   it('tool results go back as tool messages; an error result as {"error": {code, message}}', async () => {

@@ -2,10 +2,12 @@
 // rules served over HTTP): keel runs with streamed tool calls and usage, retries on 429
 // (Retry-After) and 5xx, no retry on 4xx (PROVIDER_ERROR with status), an aborted
 // stream on cancel (the server sees the connection close), raw bodies in the trace
-// without the key; plus the server's own routes.
+// without the key, `stream = "when-watched"` (whole answers unless an SSE client watches);
+// plus the server's own routes.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
 import type { KeelClient } from '../src/client/index.ts';
 import { createKeelClient } from '../src/client/index.ts';
 import type { FixtureServer } from '../src/providers/fixture-server.ts';
@@ -138,15 +140,18 @@ describe('openai-compatible provider × keel fixture-model', () => {
     assert.equal(unwatched.length, 2);
     for (const body of unwatched) assert.equal((body as Loose).object, 'chat.completion');
 
-    // Watched: the run waits in its lane behind a slow one while an SSE client subscribes,
-    // so it is watched from its first model call; its text arrives as deltas.
-    await submit('watched', '@sleep 500\nslow');
+    // Watched: the run waits in its lane behind a blocking one while an SSE client
+    // subscribes, then the blocker is cancelled, so it is watched from its first model call;
+    // its text arrives as deltas.
+    const blocker = await submit('watched', '@sleep 60000\nblocking');
     const followed = await submit('watched', 'hi\n@call clock_now {}\n@stream 3');
     const seen: { type: string; data: Loose }[] = [];
     let statusAtSubscribe = '';
     for await (const event of client.turns.events('fm', followed.run_id)) {
-      if (seen.length === 0)
+      if (seen.length === 0) {
         statusAtSubscribe = (await client.runs.get('fm', followed.run_id)).run.status;
+        await client.runs.cancel('fm', blocker.run_id);
+      }
       seen.push(event as { type: string; data: Loose });
     }
     assert.equal(statusAtSubscribe, 'queued', 'subscribed before the run started');
@@ -158,6 +163,42 @@ describe('openai-compatible provider × keel fixture-model', () => {
     const watched = await rawResponses(followed.run_id);
     assert.equal(watched.length, 2);
     for (const body of watched) assert.match(String(body), /data: \[DONE\]/);
+  });
+
+  it('stream = "when-watched": an OpenAI streaming request is watched from its first call; a whole one is not', async () => {
+    const openai = new OpenAI({ apiKey: 'unused', baseURL: `${keel.url}/v1/tenants/fm/openai` });
+    const rawOf = async (runId: string): Promise<string[]> => {
+      const trace = await client.runs.trace('fm', runId);
+      return (trace.events as unknown as { type: string; data: { raw: { response: unknown } } }[])
+        .filter((event) => event.type === 'model.response')
+        .map((event) => JSON.stringify(event.data.raw.response));
+    };
+    const stream = await openai.chat.completions.create({
+      model: 'w',
+      stream: true,
+      messages: [{ role: 'user', content: 'what time\n@call clock_now {}\n@stream 4' }],
+    });
+    let runId = '';
+    let contentChunks = 0;
+    for await (const chunk of stream) {
+      runId = chunk.id.replace(/^chatcmpl-/, '');
+      if ((chunk.choices[0]?.delta.content ?? '').length > 0) contentChunks += 1;
+    }
+    assert.equal(contentChunks, 4, 'the answer came as the model streamed it');
+    const streamed = await rawOf(runId);
+    assert.equal(streamed.length, 2);
+    for (const body of streamed) assert.match(body, /data: \[DONE\]/);
+
+    const whole = await openai.chat.completions.create({
+      model: 'w',
+      messages: [{ role: 'user', content: 'what time\n@call clock_now {}\n@stream 4' }],
+    });
+    const unwatched = await rawOf(whole.id.replace(/^chatcmpl-/, ''));
+    assert.equal(unwatched.length, 2);
+    for (const body of unwatched) {
+      assert.match(body, /^\{"id":.*"object":"chat\.completion"/, 'a JSON body, not SSE text');
+      assert.doesNotMatch(body, /\[DONE\]/);
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 // GET T/runs/:id/events: live subscriber, late replay, Last-Event-ID resume, two
-// subscribers, disconnect cleanup (no leaked listeners), close after the terminal event,
+// subscribers, disconnect cleanup (no leaked listeners, also for a client gone before its
+// stream opened), close after the terminal event,
 // model.delta chunks (no id) while the model streams, 404s.
 
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import { waitFor } from './helpers/wait-for.ts';
 let keel: TestKeel;
 let client: KeelClient;
 const active = { store: 0, live: 0 };
+/** Subscriptions ever made (live), to know a route got as far as subscribing. */
+const made = { live: 0 };
 
 async function turn(text: string, scope: string): Promise<string> {
   const created = await client.turns.submit('sse', { agent: 'a', scope, payload: { text } });
@@ -73,6 +76,7 @@ before(async () => {
   const subscribeLive = keel.live.subscribe.bind(keel.live);
   keel.live.subscribe = (runId, listener) => {
     active.live += 1;
+    made.live += 1;
     const off = subscribeLive(runId, listener);
     return () => {
       active.live -= 1;
@@ -151,6 +155,43 @@ describe('run events (SSE)', () => {
     assert.deepEqual(active, { store: 0, live: 0 });
     const done = await client.turns.wait('sse', runId, 10_000);
     assert.equal(done.run.status, 'succeeded');
+  });
+
+  it('a client gone before its stream opened leaves no listener behind (the run is not watched)', async () => {
+    const runId = await turn('@sleep 60000', 'gone-early');
+    // Hold the route in its first read of the run while the client disconnects.
+    const getRun = keel.store.getRun.bind(keel.store);
+    let entered = (): void => undefined;
+    const inRead = new Promise<void>((resolve) => (entered = resolve));
+    let release = (): void => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    keel.store.getRun = async (tenant, id) => {
+      if (id === runId) {
+        entered();
+        await released;
+      }
+      return getRun(tenant, id);
+    };
+    try {
+      const controller = new AbortController();
+      const opening = fetch(`${keel.url}/v1/tenants/sse/runs/${runId}/events`, {
+        signal: controller.signal,
+      }).catch(() => undefined);
+      await inRead;
+      controller.abort();
+      await opening;
+      await new Promise((resolve) => setTimeout(resolve, 100)); // the server sees the close
+      const subscribed = made.live;
+      release();
+      // The route goes on with its subscriptions; a closed stream must release them at once.
+      await waitFor('the route subscribed', () => made.live > subscribed);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(active, { store: 0, live: 0 });
+      assert.equal(keel.live.watched(runId), false);
+    } finally {
+      keel.store.getRun = getRun;
+      await client.runs.cancel('sse', runId);
+    }
   });
 
   it('streams model.delta chunks (without an id) that add up to the answer', async () => {

@@ -5,10 +5,7 @@
 
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import type { IncomingMessage } from 'node:http';
-import { createConfiguredProviders } from '../../src/providers/configured.ts';
 import { createNodeHttpTransport } from '../../src/providers/node-http-transport.ts';
-import { builtinTools } from '../../src/tools/builtin/index.ts';
-import { createToolRegistry } from '../../src/tools/registry.ts';
 
 type Kind = 'fetch' | 'http' | 'keel-transport' | 'keel-provider' | 'keel-provider-unstreamed';
 
@@ -45,55 +42,66 @@ function nodeHttp(): Promise<IncomingMessage> {
 }
 
 const transport = createNodeHttpTransport();
-// keel's whole model call: the AI SDK's openai-compatible package over keel's transport,
-// with the trace recording, asked as a turn of the turn bench asks (every built-in tool);
-// streamed (keel's default) or not (`stream = false` in the provider's config).
-const provider = createConfiguredProviders(
-  {
-    fixture: {
-      type: 'openai-compatible',
-      base_url: new URL('/v1', url).href,
-      stream: kind !== 'keel-provider-unstreamed',
+
+/**
+ * keel's whole model call: the AI SDK's openai-compatible package over keel's transport,
+ * with the trace recording, asked as a turn of the turn bench asks (every built-in tool);
+ * streamed (keel's default) or not (`stream = false` in the provider's config). Loaded only
+ * for those kinds, so the other clients' processes stay lean.
+ */
+async function providerCall(): Promise<() => Promise<void>> {
+  const { createConfiguredProviders } = await import('../../src/providers/configured.ts');
+  const { builtinTools } = await import('../../src/tools/builtin/index.ts');
+  const { createToolRegistry } = await import('../../src/tools/registry.ts');
+  const { toolDefinitions } = await import('../../src/runtime/tool-step.ts');
+  const agentSpec = (await import('../../test/helpers/agent-spec.ts')).agentSpec();
+  const provider = createConfiguredProviders(
+    {
+      fixture: {
+        type: 'openai-compatible',
+        base_url: new URL('/v1', url).href,
+        stream: kind !== 'keel-provider-unstreamed',
+      },
     },
-  },
-  {},
-).fixture;
-const registry = createToolRegistry(builtinTools());
-const tools = registry.all().map((tool) => {
-  const { name, description, input_schema } = registry.describe(tool);
-  return { name, description, input_schema };
-});
+    {},
+  ).fixture;
+  if (!provider) throw new Error('the fixture provider was not built');
+  // An agent without allowed_families / allowed_tools: every built-in tool.
+  const agent = { ...agentSpec, tenant: 'bench', name: 'agent', created_at: '', updated_at: '' };
+  const tools = toolDefinitions(createToolRegistry(builtinTools()), agent);
+  return async () => {
+    const response = await provider.complete({
+      model: 'fixture',
+      system: 'You are a helpful assistant.',
+      context: [],
+      entries: [
+        {
+          kind: 'user',
+          run_id: 'run-bench',
+          seq: 1,
+          attempt: 1,
+          ts: new Date().toISOString(),
+          body: { text: USER_TEXT, payload: { text: USER_TEXT } },
+        },
+      ],
+      tools,
+      temperature: 0.2,
+      max_tokens: 4096,
+      signal: new AbortController().signal,
+    });
+    if (response.assistant.tool_calls.length !== 1) throw new Error('no tool call came back');
+  };
+}
+const callProvider =
+  kind === 'keel-provider' || kind === 'keel-provider-unstreamed' ? await providerCall() : null;
 
 async function readBody(response: Response): Promise<void> {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   for (;;) if ((await reader.read()).done) break;
 }
 
-async function callProvider(): Promise<void> {
-  const response = await provider?.complete({
-    model: 'fixture',
-    system: 'You are a helpful assistant.',
-    context: [],
-    entries: [
-      {
-        kind: 'user',
-        run_id: 'run-bench',
-        seq: 1,
-        attempt: 1,
-        ts: new Date().toISOString(),
-        body: { text: USER_TEXT, payload: { text: USER_TEXT } },
-      },
-    ],
-    tools,
-    temperature: 0.2,
-    max_tokens: 4096,
-    signal: new AbortController().signal,
-  });
-  if (response?.assistant.tool_calls.length !== 1) throw new Error('no tool call came back');
-}
-
 async function once(): Promise<void> {
-  if (kind === 'keel-provider' || kind === 'keel-provider-unstreamed') {
+  if (callProvider) {
     await callProvider();
     return;
   }

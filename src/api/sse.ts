@@ -46,6 +46,9 @@ export function openSseStream(
     for (const cleanup of cleanups.splice(0)) cleanup();
   }
   raw.once('close', close);
+  // A client that left while the route was still reading (before this stream existed):
+  // its 'close' has already fired, and listeners added now would stay until the run ends.
+  if (raw.destroyed) close();
 
   return {
     get closed() {

@@ -1,6 +1,6 @@
 // One keel Provider over any AI SDK v6 LanguageModelV3 (docs/agent-loop.md, Providers):
 // exactly one HTTP call per `complete` (`doStream`, or `doGenerate` when streaming is
-// off), no library retries or tool loop — keel's model-call.ts retries. Text deltas go
+// off or, with `stream = "when-watched"`, nobody watches), no library retries or tool loop — keel's model-call.ts retries. Text deltas go
 // to `onDelta` as they arrive; streamed tool-call pieces are assembled per call id and
 // the final raw argument text is kept verbatim. This is the only file that touches the
 // versioned provider spec (`doStream`/`doGenerate`).
@@ -181,7 +181,7 @@ function streams(mode: StreamMode, request: ModelRequest): boolean {
 }
 
 export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
-  const streaming = options.stream ?? true;
+  const mode = options.stream ?? true;
   // The recording fetch of each call in progress (calls run concurrently), by call id.
   const callFetches = new Map<string, typeof globalThis.fetch>();
   let callCount = 0;
@@ -234,7 +234,7 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
     };
     const modelName = `${options.name}/${request.model}`;
 
-    if (!streams(streaming, request)) {
+    if (!streams(mode, request)) {
       const result = await model.doGenerate(callOptions);
       const assembly = new StreamAssembly(undefined);
       for (const part of result.content) {
