@@ -165,6 +165,44 @@ describe('openai-compatible provider × keel fixture-model', () => {
     for (const body of watched) assert.match(String(body), /data: \[DONE\]/);
   });
 
+  it('stream = "when-watched": a turn submitted with follow streams for a client that opens its events late', async () => {
+    // The model answers after 300 ms, so the client's stream opens while the call is open.
+    const text = 'late client\n@sleep 300\n@stream 3';
+    const lateFollow = async (follow: boolean) => {
+      const requests = model.stats.requests;
+      const created = await client.turns.submit('fm', {
+        agent: 'w',
+        scope: `follow-${follow}`,
+        payload: { text },
+        ...(follow && { follow }),
+      });
+      // A client over a slow network: the model call went out before its event stream opened.
+      await waitFor('the model call went out', () => model.stats.requests > requests);
+      const events: { type: string; data: Loose }[] = [];
+      for await (const event of client.turns.events('fm', created.run_id))
+        events.push(event as { type: string; data: Loose });
+      const response = events.find((event) => event.type === 'model.response');
+      return {
+        deltas: events.filter((event) => event.type === 'model.delta').length,
+        raw: JSON.stringify(response?.data.raw.response),
+      };
+    };
+    const followed = await lateFollow(true);
+    assert.equal(followed.deltas, 3, 'streamed from the first call');
+    assert.match(followed.raw, /\[DONE\]/);
+    const unannounced = await lateFollow(false);
+    assert.equal(unannounced.deltas, 0);
+    assert.doesNotMatch(unannounced.raw, /\[DONE\]/);
+
+    const bad = await fetch(`${keel.url}/v1/tenants/fm/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'w', scope: 'bad', payload: { text }, follow: 'yes' }),
+    });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(await bad.json()), /follow/);
+  });
+
   it('stream = "when-watched": an OpenAI streaming request is watched from its first call; a whole one is not', async () => {
     const openai = new OpenAI({ apiKey: 'unused', baseURL: `${keel.url}/v1/tenants/fm/openai` });
     const rawOf = async (runId: string): Promise<string[]> => {

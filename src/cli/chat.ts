@@ -114,6 +114,7 @@ class ChatSession {
         agent: this.agent,
         scope: this.scope,
         payload: { text },
+        follow: true,
       });
       streaming.runId = created.run_id;
       // Ctrl-C came while the turn was being submitted.

@@ -108,7 +108,7 @@ async function streamTurn(tour: Tour, client: Connection): Promise<string> {
   const text =
     'What time is it, and what is 6 × 7?\n@call clock_now {}\n@call calc_eval {"expression":"6*7"}\n@stream 8';
   tour.say(`POST /turns  scope "tour"  text: ${JSON.stringify(text)}`);
-  const created = await submit(client, 'tour', text);
+  const created = await submit(client, 'tour', text, { follow: true });
   tour.say(`→ 202 run ${created.run_id} queued; following GET …/runs/${created.run_id}/events`);
   const printer = new EventPrinter(indented(tour.write), { answerPrefix: 'assistant> ' });
   for await (const event of client.keel.turns.events(client.tenant, created.run_id))

@@ -61,6 +61,8 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
     ...(values['request-id'] && { request_id: values['request-id'] }),
     ...(values['deliver-to'] && { delivery: { destination: values['deliver-to'] } }),
     ...(onBusy !== undefined && { on_busy: onBusy as 'enqueue' }),
+    // Watched from the start, so a provider with stream = "when-watched" streams.
+    ...(values.stream && { follow: true }),
   });
   const runId = created.run_id;
   if (values.stream) {

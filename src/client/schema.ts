@@ -3673,6 +3673,8 @@ export interface operations {
            * @enum {string}
            */
           on_busy?: 'enqueue' | 'reject' | 'steer' | 'interrupt';
+          /** @description the caller opens the run's event stream next: until it does (at most 30 s) the run counts as watched, so a provider with stream = "when-watched" streams from its first model call */
+          follow?: boolean;
         };
       };
     };

@@ -16,10 +16,16 @@ export interface LiveEvents {
   /** Returns an unsubscribe function. */
   subscribe(runId: string, listener: LiveListener): () => void;
   /**
-   * Whether a run's deltas may reach anyone: a listener in this process, or — with a
-   * relay — possibly one in another process (not knowable here, so always true).
+   * Whether a run's deltas may reach anyone: a listener in this process, one announced by
+   * `expect` and not yet arrived, or — with a relay — possibly one in another process (not
+   * knowable here, so always true).
    */
   watched(runId: string): boolean;
+  /**
+   * A client will follow the run (it said so as it submitted the turn): the run counts as
+   * watched from now, until its first listener subscribes or `ms` pass.
+   */
+  expect(runId: string, ms: number): void;
 }
 
 /** Carries opaque messages to the other processes of one store, best effort. */
@@ -79,8 +85,16 @@ export function splitText(text: string, max: number): string[] {
   return pieces;
 }
 
+/** Expected listeners kept before expired ones are first swept out. */
+const EXPECTED_SWEEP_AT = 1024;
+
 export function createLiveEvents(options: LiveEventsOptions = {}): LiveEvents {
   const listeners = new Map<string, Set<LiveListener>>();
+  // runId → until when (performance.now()) an announced listener is waited for.
+  const expected = new Map<string, number>();
+  // Sweeps when the map doubled since the last one: amortised O(1) per expect, however
+  // many announced listeners are alive at once.
+  let sweepAt = EXPECTED_SWEEP_AT;
   const deliver = (runId: string, event: LiveEvent): void => {
     for (const listener of listeners.get(runId) ?? []) {
       try {
@@ -108,9 +122,23 @@ export function createLiveEvents(options: LiveEventsOptions = {}): LiveEvents {
       }
     },
     watched(runId) {
-      return relay !== undefined || listeners.has(runId);
+      if (relay !== undefined || listeners.has(runId)) return true;
+      const until = expected.get(runId);
+      if (until === undefined) return false;
+      if (until > performance.now()) return true;
+      expected.delete(runId);
+      return false;
+    },
+    expect(runId, ms) {
+      const now = performance.now();
+      if (expected.size >= sweepAt) {
+        for (const [id, until] of expected) if (until <= now) expected.delete(id);
+        sweepAt = Math.max(EXPECTED_SWEEP_AT, expected.size * 2);
+      }
+      expected.set(runId, now + ms);
     },
     subscribe(runId, listener) {
+      expected.delete(runId);
       let set = listeners.get(runId);
       if (!set) {
         set = new Set();

@@ -16,6 +16,9 @@ import type { RunStore, StoreChanges } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
+/** How long a turn submitted with `follow` counts as watched before its client arrives. */
+const FOLLOW_GRACE_MS = 30_000;
+
 const turnBodySchema = z
   .strictObject({
     agent: nameSchema,
@@ -31,6 +34,12 @@ const turnBodySchema = z
       .default('enqueue')
       .describe(
         'reject → 409 SCOPE_BUSY when the scope has a queued or running run; steer → into the running run at its next step boundary; interrupt → cancel the running run, this turn runs next',
+      ),
+    follow: z
+      .boolean()
+      .optional()
+      .describe(
+        'the caller opens the run\'s event stream next: until it does (at most 30 s) the run counts as watched, so a provider with stream = "when-watched" streams from its first model call',
       ),
   })
   .describe('a turn');
@@ -69,6 +78,8 @@ export function turnRoutes(app: ZodApp, deps: Deps): void {
         source: 'api',
         max_queued: deps.config.tenant_limits.queued_runs,
       });
+      // Before the worker can claim the run (it claims on a later turn of the event loop).
+      if (body.follow) deps.live?.expect(run.run_id, FOLLOW_GRACE_MS);
       return reply.code(deduplicated ? 200 : 202).send({
         run_id: run.run_id,
         status: run.status,

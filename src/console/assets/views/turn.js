@@ -45,6 +45,8 @@ export function TurnBox({ tenant }) {
         agent: chosen,
         scope,
         payload: { text },
+        // The events are followed next: the run streams under stream = "when-watched" too.
+        follow: true,
       });
       setStatus(body.status);
       setRunId(body.run_id);
