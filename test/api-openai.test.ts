@@ -3,11 +3,13 @@
 // answers `echo: <text>`, so each answer shows which message became the turn.
 
 import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import OpenAI, { AuthenticationError, NotFoundError } from 'openai';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { waitFor } from './helpers/wait-for.ts';
 
 const ADMIN = 'admin-token-for-openai-tests-0123456789';
 let keel: TestKeel;
@@ -168,5 +170,73 @@ describe('OpenAI-compatible endpoint', () => {
     }
     assert.equal(text, 'echo: streamed');
     assert.equal((await thread('other', 'sdk:1')).length, 4);
+  });
+
+  it('a client gone while its turn was being queued releases the wait at once, streamed or not', async () => {
+    const enqueueRun = keel.store.enqueueRun.bind(keel.store);
+    const subscribe = keel.store.subscribe.bind(keel.store);
+    let waiting = 0;
+    keel.store.subscribe = (listener, runId) => {
+      waiting += 1;
+      const off = subscribe(listener, runId);
+      return () => {
+        waiting -= 1;
+        off();
+      };
+    };
+    try {
+      for (const stream of [false, true]) {
+        // Hold the route in its enqueue while the client disconnects.
+        let entered = (): void => undefined;
+        const inEnqueue = new Promise<void>((resolve) => (entered = resolve));
+        let release = (): void => undefined;
+        const released = new Promise<void>((resolve) => (release = resolve));
+        let runId = '';
+        keel.store.enqueueRun = async (input) => {
+          entered();
+          await released;
+          const result = await enqueueRun(input);
+          runId = result.run.run_id;
+          return result;
+        };
+        // The server's side of the request, to know when it has seen the client leave.
+        let response: ServerResponse | null = null;
+        const capture = (request: IncomingMessage, raw: ServerResponse): void => {
+          if (request.url?.endsWith('/openai/chat/completions')) response = raw;
+        };
+        keel.api.server.on('request', capture);
+        const controller = new AbortController();
+        const asking = fetch(`${baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            model: 'helper',
+            stream,
+            messages: [{ role: 'user', content: '@sleep 60000\nslow' }],
+          }),
+          signal: controller.signal,
+        }).catch(() => undefined);
+        await inEnqueue;
+        controller.abort();
+        await asking;
+        await waitFor('the server saw the client leave', () => response?.destroyed);
+        keel.api.server.off('request', capture);
+        keel.store.enqueueRun = enqueueRun;
+        const before = waiting;
+        release();
+        await waitFor('the run was queued', () => runId !== '');
+        // The route would subscribe to the run's changes for its wait; gone, it lets go.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(waiting, before, `stream: ${stream} — no wait left behind`);
+        await fetch(`${keel.url}/v1/tenants/oa/runs/${runId}/cancel`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: '{}',
+        });
+      }
+    } finally {
+      keel.store.enqueueRun = enqueueRun;
+      keel.store.subscribe = subscribe;
+    }
   });
 });

@@ -140,6 +140,13 @@ describe('keel chat (tmux)', { skip: NO_TMUX }, () => {
 
 describe('keel chat with piped input', () => {
   it('answers every line even though input ends while the first answer runs', async () => {
+    // Each turn is submitted with follow (it is watched from its first model call).
+    let followed = 0;
+    const expect = keel.live.expect.bind(keel.live);
+    keel.live.expect = (runId, ms) => {
+      followed += 1;
+      expect(runId, ms);
+    };
     const child = spawn(process.execPath, CHAT.slice(1).concat('piped'), {
       cwd: ROOT,
       env: { ...process.env, KEEL_URL: keel.url, KEEL_TENANT: 'chat' },
@@ -155,5 +162,7 @@ describe('keel chat with piped input', () => {
     assert.match(stdout, /assistant> echo: first\n[\s\S]*assistant> echo: second\n/);
     assert.match(stdout, /commands:/);
     assert.doesNotMatch(stderr, /readline was closed/);
+    keel.live.expect = expect;
+    assert.equal(followed, 3, 'each of the three turns announced its follower');
   });
 });

@@ -76,6 +76,13 @@ describe('keel client commands', () => {
     );
     assert.equal(waited.code, 0, waited.stderr);
     assert.equal(waited.stdout, 'echo: hello there\n');
+    // --stream submits with follow: the run counts as watched before the stream opens.
+    const followed: string[] = [];
+    const expect = keel.live.expect.bind(keel.live);
+    keel.live.expect = (runId, ms) => {
+      followed.push(runId);
+      expect(runId, ms);
+    };
     const streamed = await keelCli(
       'turn',
       'assistant',
@@ -83,8 +90,10 @@ describe('keel client commands', () => {
       '@call calc_eval {"expression":"2*21"}\n@stream 3',
       '--stream',
     );
+    keel.live.expect = expect;
     assert.equal(streamed.code, 0, streamed.stderr);
     assert.match(streamed.stdout, /^run \S+\n/);
+    assert.deepEqual(followed, [/^run (\S+)\n/.exec(streamed.stdout)?.[1]]);
     assert.match(streamed.stdout, /→ calc_eval/);
     assert.match(streamed.stdout, /← calc_eval: \{"expression":"2\*21","value":42\}/);
     assert.match(streamed.stdout, /calc_eval: \{"expression":"2\*21","value":42\}\n$/);

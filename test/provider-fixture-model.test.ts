@@ -166,8 +166,8 @@ describe('openai-compatible provider × keel fixture-model', () => {
   });
 
   it('stream = "when-watched": a turn submitted with follow streams for a client that opens its events late', async () => {
-    // The model answers after 300 ms, so the client's stream opens while the call is open.
-    const text = 'late client\n@sleep 300\n@stream 3';
+    // The model answers after 1.5 s, so the client's stream opens while the call is open.
+    const text = 'late client\n@sleep 1500\n@stream 3';
     const lateFollow = async (follow: boolean) => {
       const requests = model.stats.requests;
       const created = await client.turns.submit('fm', {

@@ -72,7 +72,12 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, KEEL_LOG_LEVEL: 'warn', ...extra };
 }
 
-async function submit(client: Connection, scope: string, text: string, extra: object = {}) {
+async function submit(
+  client: Connection,
+  scope: string,
+  text: string,
+  extra: Partial<Parameters<Connection['keel']['turns']['submit']>[1]> = {},
+) {
   return client.keel.turns.submit(client.tenant, {
     agent: AGENT,
     scope,

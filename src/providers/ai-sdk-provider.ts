@@ -1,9 +1,10 @@
 // One keel Provider over any AI SDK v6 LanguageModelV3 (docs/agent-loop.md, Providers):
-// exactly one HTTP call per `complete` (`doStream`, or `doGenerate` when streaming is
-// off or, with `stream = "when-watched"`, nobody watches), no library retries or tool loop — keel's model-call.ts retries. Text deltas go
-// to `onDelta` as they arrive; streamed tool-call pieces are assembled per call id and
-// the final raw argument text is kept verbatim. This is the only file that touches the
-// versioned provider spec (`doStream`/`doGenerate`).
+// exactly one HTTP call per `complete` (`doStream`, or `doGenerate` when streaming is off
+// or, with `stream = "when-watched"`, nobody watches), no library retries or tool loop —
+// keel's model-call.ts retries. Text deltas go to `onDelta` as they arrive; streamed
+// tool-call pieces are assembled per call id and the final raw argument text is kept
+// verbatim. This is the only file that touches the versioned provider spec
+// (`doStream`/`doGenerate`).
 
 import type {
   LanguageModelV3,

@@ -26,6 +26,8 @@ export interface LiveEvents {
    * watched from now, until its first listener subscribes or `ms` pass.
    */
   expect(runId: string, ms: number): void;
+  /** How many announced listeners are held (expired ones until the next sweep). */
+  expecting(): number;
 }
 
 /** Carries opaque messages to the other processes of one store, best effort. */
@@ -49,6 +51,10 @@ export interface LiveEventsOptions {
   relay?: LiveRelay;
   /** Called with the number of relayed messages dropped (metrics). */
   onDropped?: (count: number) => void;
+  /** Milliseconds for `expect`'s waits (tests); default performance.now. */
+  now?: () => number;
+  /** How many announced listeners are kept before expired ones are first swept (tests). */
+  expectedSweepAt?: number;
 }
 
 /**
@@ -90,11 +96,13 @@ const EXPECTED_SWEEP_AT = 1024;
 
 export function createLiveEvents(options: LiveEventsOptions = {}): LiveEvents {
   const listeners = new Map<string, Set<LiveListener>>();
-  // runId → until when (performance.now()) an announced listener is waited for.
+  const now = options.now ?? (() => performance.now());
+  const firstSweepAt = options.expectedSweepAt ?? EXPECTED_SWEEP_AT;
+  // runId → until when (now()) an announced listener is waited for.
   const expected = new Map<string, number>();
   // Sweeps when the map doubled since the last one: amortised O(1) per expect, however
   // many announced listeners are alive at once.
-  let sweepAt = EXPECTED_SWEEP_AT;
+  let sweepAt = firstSweepAt;
   const deliver = (runId: string, event: LiveEvent): void => {
     for (const listener of listeners.get(runId) ?? []) {
       try {
@@ -125,18 +133,21 @@ export function createLiveEvents(options: LiveEventsOptions = {}): LiveEvents {
       if (relay !== undefined || listeners.has(runId)) return true;
       const until = expected.get(runId);
       if (until === undefined) return false;
-      if (until > performance.now()) return true;
+      if (until > now()) return true;
       expected.delete(runId);
       return false;
     },
     expect(runId, ms) {
-      const now = performance.now();
+      // With a relay every run counts as watched: nothing to remember.
+      if (relay) return;
+      const at = now();
       if (expected.size >= sweepAt) {
-        for (const [id, until] of expected) if (until <= now) expected.delete(id);
-        sweepAt = Math.max(EXPECTED_SWEEP_AT, expected.size * 2);
+        for (const [id, until] of expected) if (until <= at) expected.delete(id);
+        sweepAt = Math.max(firstSweepAt, expected.size * 2);
       }
-      expected.set(runId, now + ms);
+      expected.set(runId, at + ms);
     },
+    expecting: () => expected.size,
     subscribe(runId, listener) {
       expected.delete(runId);
       let set = listeners.get(runId);

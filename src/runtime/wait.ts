@@ -37,6 +37,8 @@ export async function waitForRun(
   const timer = setTimeout(wake, timeoutMs);
   const onAbort = (): void => wake();
   signal?.addEventListener('abort', onAbort);
+  // An already aborted signal never fires 'abort': the caller is gone before the wait.
+  if (signal?.aborted) wake();
   try {
     const first = await store.getRun(tenant, runId);
     if (!first) return null;

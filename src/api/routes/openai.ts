@@ -161,9 +161,13 @@ export async function openaiRoutes(app: ZodApp, deps: Deps): Promise<void> {
         const id = `chatcmpl-${run.run_id}`;
         const created = Math.floor(Date.now() / 1000);
         const disconnect = new AbortController();
-        reply.raw.once('close', () => {
+        const onClose = (): void => {
           if (!reply.raw.writableFinished) disconnect.abort();
-        });
+        };
+        reply.raw.once('close', onClose);
+        // A client that left during the reads above: its 'close' has fired already, and
+        // the wait below would hold its subscriptions until the run ends.
+        if (reply.raw.destroyed) onClose();
 
         if (!body.stream) {
           const result = await waitForRun(store, tenant, run.run_id, WAIT_MS, disconnect.signal);
