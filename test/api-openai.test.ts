@@ -3,11 +3,11 @@
 // answers `echo: <text>`, so each answer shows which message became the turn.
 
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import OpenAI, { AuthenticationError, NotFoundError } from 'openai';
 import type { TestKeel } from './helpers/keel-server.ts';
+import { clientGoneAt } from './helpers/client-gone.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
@@ -176,8 +176,10 @@ describe('OpenAI-compatible endpoint', () => {
     const enqueueRun = keel.store.enqueueRun.bind(keel.store);
     const subscribe = keel.store.subscribe.bind(keel.store);
     let waiting = 0;
+    let made = 0;
     keel.store.subscribe = (listener, runId) => {
       waiting += 1;
+      made += 1;
       const off = subscribe(listener, runId);
       return () => {
         waiting -= 1;
@@ -199,35 +201,26 @@ describe('OpenAI-compatible endpoint', () => {
           runId = result.run.run_id;
           return result;
         };
-        // The server's side of the request, to know when it has seen the client leave.
-        let response: ServerResponse | null = null;
-        const capture = (request: IncomingMessage, raw: ServerResponse): void => {
-          if (request.url?.endsWith('/openai/chat/completions')) response = raw;
-        };
-        keel.api.server.on('request', capture);
-        const controller = new AbortController();
-        const asking = fetch(`${baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({
-            model: 'helper',
-            stream,
-            messages: [{ role: 'user', content: '@sleep 60000\nslow' }],
+        await clientGoneAt(keel.api.server, '/openai/chat/completions', inEnqueue, (signal) =>
+          fetch(`${baseURL}/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              model: 'helper',
+              stream,
+              messages: [{ role: 'user', content: '@sleep 60000\nslow' }],
+            }),
+            signal,
           }),
-          signal: controller.signal,
-        }).catch(() => undefined);
-        await inEnqueue;
-        controller.abort();
-        await asking;
-        await waitFor('the server saw the client leave', () => response?.destroyed);
-        keel.api.server.off('request', capture);
+        );
         keel.store.enqueueRun = enqueueRun;
-        const before = waiting;
+        const before = { waiting, made };
         release();
-        await waitFor('the run was queued', () => runId !== '');
-        // The route would subscribe to the run's changes for its wait; gone, it lets go.
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        assert.equal(waiting, before, `stream: ${stream} — no wait left behind`);
+        // The route subscribes to the run's changes for its wait; its client gone, it lets go.
+        await waitFor('the route began its wait', () => made > before.made);
+        await waitFor(`stream: ${stream} — no wait left behind`, () => waiting === before.waiting, {
+          timeoutMs: 5000,
+        });
         await fetch(`${keel.url}/v1/tenants/oa/runs/${runId}/cancel`, {
           method: 'POST',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },

@@ -4,12 +4,12 @@
 // model.delta chunks (no id) while the model streams, 404s.
 
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { KeelClient, RunEvent as StreamEvent } from '../src/client/index.ts';
 import { createKeelClient, KeelApiError } from '../src/client/index.ts';
 import { readSse } from '../src/cli/sse-reader.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
+import { clientGoneAt } from './helpers/client-gone.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
@@ -174,21 +174,9 @@ describe('run events (SSE)', () => {
       return getRun(tenant, id);
     };
     try {
-      // The server's side of the request, to know when it has seen the client leave.
-      let response: ServerResponse | null = null;
-      const capture = (request: IncomingMessage, raw: ServerResponse): void => {
-        if (request.url?.includes(runId)) response = raw;
-      };
-      keel.api.server.on('request', capture);
-      const controller = new AbortController();
-      const opening = fetch(`${keel.url}/v1/tenants/sse/runs/${runId}/events`, {
-        signal: controller.signal,
-      }).catch(() => undefined);
-      await inRead;
-      controller.abort();
-      await opening;
-      await waitFor('the server saw the client leave', () => response?.destroyed);
-      keel.api.server.off('request', capture);
+      await clientGoneAt(keel.api.server, runId, inRead, (signal) =>
+        fetch(`${keel.url}/v1/tenants/sse/runs/${runId}/events`, { signal }),
+      );
       const subscribed = made.live;
       release();
       // The route goes on with its subscriptions; a closed stream must release them at once.
