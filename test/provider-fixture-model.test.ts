@@ -2,8 +2,9 @@
 // rules served over HTTP): keel runs with streamed tool calls and usage, retries on 429
 // (Retry-After) and 5xx, no retry on 4xx (PROVIDER_ERROR with status), an aborted
 // stream on cancel (the server sees the connection close), raw bodies in the trace
-// without the key, `stream = "when-watched"` (whole answers unless an SSE client watches);
-// plus the server's own routes.
+// without the key, `stream = "when-watched"` (whole answers unless an SSE client, a turn
+// submitted with `follow` or an OpenAI streaming request watches); plus the server's own
+// routes.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -43,6 +44,14 @@ after(async () => {
   await keel.close();
   await model.close();
 });
+
+/** The raw response of each model call of a run, from its trace (JSON body or SSE text). */
+async function rawResponses(runId: string): Promise<unknown[]> {
+  const trace = await client.runs.trace('fm', runId);
+  return (trace.events as unknown as { type: string; data: { raw: { response: unknown } } }[])
+    .filter((event) => event.type === 'model.response')
+    .map((event) => event.data.raw.response);
+}
 
 async function runTurn(text: string, scope: string) {
   const created = await client.turns.submit('fm', { agent: 'a', scope, payload: { text } });
@@ -126,12 +135,6 @@ describe('openai-compatible provider × keel fixture-model', () => {
   it('stream = "when-watched": whole answers for a run nobody watches, streamed while an SSE client does', async () => {
     const submit = (scope: string, text: string) =>
       client.turns.submit('fm', { agent: 'w', scope, payload: { text } });
-    const rawResponses = async (runId: string): Promise<unknown[]> => {
-      const trace = await client.runs.trace('fm', runId);
-      return (trace.events as unknown as { type: string; data: { raw: { response: unknown } } }[])
-        .filter((event) => event.type === 'model.response')
-        .map((event) => event.data.raw.response);
-    };
 
     // Nobody watches: both model calls are asked for whole (a JSON body in the trace).
     const alone = await submit('unwatched', 'hi\n@call clock_now {}\n@stream 3');
@@ -205,12 +208,6 @@ describe('openai-compatible provider × keel fixture-model', () => {
 
   it('stream = "when-watched": an OpenAI streaming request is watched from its first call; a whole one is not', async () => {
     const openai = new OpenAI({ apiKey: 'unused', baseURL: `${keel.url}/v1/tenants/fm/openai` });
-    const rawOf = async (runId: string): Promise<string[]> => {
-      const trace = await client.runs.trace('fm', runId);
-      return (trace.events as unknown as { type: string; data: { raw: { response: unknown } } }[])
-        .filter((event) => event.type === 'model.response')
-        .map((event) => JSON.stringify(event.data.raw.response));
-    };
     const stream = await openai.chat.completions.create({
       model: 'w',
       stream: true,
@@ -223,7 +220,7 @@ describe('openai-compatible provider × keel fixture-model', () => {
       if ((chunk.choices[0]?.delta.content ?? '').length > 0) contentChunks += 1;
     }
     assert.equal(contentChunks, 4, 'the answer came as the model streamed it');
-    const streamed = await rawOf(runId);
+    const streamed = (await rawResponses(runId)).map((body) => JSON.stringify(body));
     assert.equal(streamed.length, 2);
     for (const body of streamed) assert.match(body, /data: \[DONE\]/);
 
@@ -231,7 +228,9 @@ describe('openai-compatible provider × keel fixture-model', () => {
       model: 'w',
       messages: [{ role: 'user', content: 'what time\n@call clock_now {}\n@stream 4' }],
     });
-    const unwatched = await rawOf(whole.id.replace(/^chatcmpl-/, ''));
+    const unwatched = (await rawResponses(whole.id.replace(/^chatcmpl-/, ''))).map((body) =>
+      JSON.stringify(body),
+    );
     assert.equal(unwatched.length, 2);
     for (const body of unwatched) {
       assert.match(body, /^\{"id":.*"object":"chat\.completion"/, 'a JSON body, not SSE text');

@@ -36,7 +36,7 @@ type LanguageModel = Pick<LanguageModelV3, 'doStream' | 'doGenerate'>;
  * How a provider asks for answers: streamed (`true`), whole (`false`), or streamed only
  * when someone watches the run live as the call goes out (`request.watched`) and whole
  * otherwise — the text deltas are what a stream buys, and on Node 20 the library's
- * web-stream pipeline costs about a third of a model call's CPU (`npm run bench --
+ * web-stream pipeline costs over a third of a model call's CPU (`npm run bench --
  * model-http`).
  */
 export type StreamMode = boolean | 'when-watched';

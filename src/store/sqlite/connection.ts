@@ -40,8 +40,9 @@ export const WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024;
  * drop that page, one slot per cached page. With 1 KiB pages the splits are four times
  * as frequent and a 16 MiB cache holds 16 000 pages: those scans were 4.6 % of a turn's
  * CPU (perf), 1.0 % with 2 MiB. Reads of the database file go through the memory map
- * (MMAP_BYTES, the file's first 1 GiB), not this cache; it holds the pages read from the WAL and the ones a
- * write changes, and the reads from the WAL did not grow (perf: pread 0.26 → 0.18 %).
+ * (MMAP_BYTES, the file's first 1 GiB), not this cache; it holds the pages read from the
+ * WAL and the ones a write changes, and the reads from the WAL did not grow (perf: pread
+ * 0.26 → 0.18 %).
  */
 export const WRITER_CACHE_KIB = 2000;
 
