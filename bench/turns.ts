@@ -25,7 +25,7 @@ import {
   startKeelContender,
   type Running,
 } from './turns/contenders.ts';
-import { countKeelCommits, setUpKeel } from './turns/keel-setup.ts';
+import { countKeelCommits, setUpKeel, type BenchTools } from './turns/keel-setup.ts';
 import { peersInstalled, startPeer, type PeerName } from './turns/peers.ts';
 import { postgresBackends, postgresSchemaUrl, dropPostgresSchema } from './turns/postgres.ts';
 import { sampleProcs, processTree, type ProcSample } from './turns/proc-stats.ts';
@@ -124,13 +124,20 @@ const DURABLE = {
   floor: 'raw rows only',
 };
 
+interface KeelTrialOptions {
+  /** The `keel fixture-model` server; null: the fixture model in process. */
+  model: Child | null;
+  /** Another checkout of keel (KEEL_BENCH_BASELINE); absent: this one. */
+  checkout?: string;
+  modelStream?: 'when-watched';
+  tools?: BenchTools;
+}
+
 async function keelTrial(
   dir: string,
   name: string,
   durability: 'full' | 'process',
-  model: Child | null,
-  checkout?: string,
-  modelStream?: 'when-watched',
+  { model, checkout, modelStream, tools }: KeelTrialOptions,
 ): Promise<Measured> {
   const running = await startKeelContender({
     dir: mkdtempSync(join(dir, 'keel-')),
@@ -141,7 +148,7 @@ async function keelTrial(
     ...(model && { modelUrl: model.ready }),
   });
   try {
-    await setUpKeel(running.url, model ? 'local/fixture' : 'fixture/bench');
+    await setUpKeel(running.url, model ? 'local/fixture' : 'fixture/bench', tools);
     return await measure(name, DURABLE[durability], running, model);
   } finally {
     await running.stop();
@@ -241,33 +248,44 @@ export async function runTurnsBench(): Promise<void> {
       for (const durability of ['full', 'process'] as const) {
         await run(`floor-${durability}`, () => floorTrial(dir, durability, commits));
         await run(`keel-${durability}`, () =>
-          keelTrial(dir, `keel ${durability}, model in process`, durability, null),
+          keelTrial(dir, `keel ${durability}, model in process`, durability, { model: null }),
         );
         await run(`keel-${durability}-http`, () =>
-          keelTrial(dir, `keel ${durability}, model over HTTP`, durability, model),
+          keelTrial(dir, `keel ${durability}, model over HTTP`, durability, { model }),
         );
       }
       // The provider set to stream only watched runs: the load only waits, so nothing is
       // streamed (docs/agent-loop.md, Providers).
       await run('keel-full-http-when-watched', () =>
-        keelTrial(
-          dir,
-          'keel full, model over HTTP, stream = "when-watched"',
-          'full',
+        keelTrial(dir, 'keel full, model over HTTP, stream = "when-watched"', 'full', {
           model,
-          undefined,
-          'when-watched',
-        ),
+          modelStream: 'when-watched',
+        }),
+      );
+      // Every keel contender's agent offers the peers' one tool; this one offers keel's
+      // whole built-in set, as the agent's default does (and this bench did until the
+      // sixth session of issue 21): 16 tool definitions in each model request.
+      await run('keel-full-http-all-tools', () =>
+        keelTrial(dir, 'keel full, model over HTTP, all 16 built-in tools offered', 'full', {
+          model,
+          tools: 'all',
+        }),
       );
       // KEEL_BENCH_BASELINE=<another checkout of keel>: the old code, in the same run.
       const baseline = process.env.KEEL_BENCH_BASELINE;
       if (baseline) {
         for (const durability of ['full', 'process'] as const) {
           await run(`baseline-${durability}`, () =>
-            keelTrial(dir, `baseline ${durability}, model in process`, durability, null, baseline),
+            keelTrial(dir, `baseline ${durability}, model in process`, durability, {
+              model: null,
+              checkout: baseline,
+            }),
           );
           await run(`baseline-${durability}-http`, () =>
-            keelTrial(dir, `baseline ${durability}, model over HTTP`, durability, model, baseline),
+            keelTrial(dir, `baseline ${durability}, model over HTTP`, durability, {
+              model,
+              checkout: baseline,
+            }),
           );
         }
       }

@@ -17,13 +17,26 @@ async function send(method: string, url: string, body: string, type: string): Pr
     throw new Error(`${method} ${url} → ${response.status}: ${await response.text()}`);
 }
 
+/**
+ * What the agent offers the model: `peers` — only `clock_now`, the one tool the LangGraph.js
+ * and Mastra agents have (bench/peers), so every contender's model requests carry the same
+ * tool definitions; `all` — keel's whole built-in set (16 tools; the agent's default).
+ */
+export type BenchTools = 'peers' | 'all';
+
 /** Tenant "bench" with agent "agent" on `model`, through the API (tokenless loopback). */
-export async function setUpKeel(url: string, model: string): Promise<void> {
+export async function setUpKeel(
+  url: string,
+  model: string,
+  tools: BenchTools = 'peers',
+): Promise<void> {
   await send('POST', `${url}/v1/tenants`, JSON.stringify({ name: 'bench' }), 'application/json');
   await send(
     'PUT',
     `${url}/v1/tenants/bench/agents/agent`,
-    JSON.stringify(agentSpec({ model })),
+    JSON.stringify(
+      agentSpec({ model, ...(tools === 'peers' && { allowed_tools: ['clock_now'] }) }),
+    ),
     'application/json',
   );
 }
