@@ -158,11 +158,11 @@ describe('keel chat with piped input', () => {
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.stdin.end('@sleep 300\nfirst\nsecond\n/help\n');
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    keel.live.expect = expect;
     assert.equal(code, 0, stderr);
     assert.match(stdout, /assistant> echo: first\n[\s\S]*assistant> echo: second\n/);
     assert.match(stdout, /commands:/);
     assert.doesNotMatch(stderr, /readline was closed/);
-    keel.live.expect = expect;
     assert.equal(followed, 3, 'each of the three turns announced its follower');
   });
 });

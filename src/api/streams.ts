@@ -68,8 +68,12 @@ export function installStreamLimits(app: FastifyInstance, streams: TenantStreams
 /** Aborts when the client goes away before the response is written. */
 export function abortOnDisconnect(reply: FastifyReply): AbortController {
   const controller = new AbortController();
-  reply.raw.once('close', () => {
+  const onClose = (): void => {
     if (!reply.raw.writableFinished) controller.abort();
-  });
+  };
+  reply.raw.once('close', onClose);
+  // A client that left while the route was still reading (before this was called): its
+  // 'close' has fired already, and a wait given this signal would last until the run ends.
+  if (reply.raw.destroyed) onClose();
   return controller;
 }

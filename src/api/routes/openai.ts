@@ -14,6 +14,7 @@ import { isTerminal } from '../../types.ts';
 import type { AgentStore, RunStore, StoreChanges } from '../../store/store.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema, scopeSchema, tenantParams } from '../schemas.ts';
+import { abortOnDisconnect } from '../streams.ts';
 
 type Deps = ApiDepsWith<RunStore & StoreChanges & AgentStore>;
 
@@ -160,14 +161,8 @@ export async function openaiRoutes(app: ZodApp, deps: Deps): Promise<void> {
         });
         const id = `chatcmpl-${run.run_id}`;
         const created = Math.floor(Date.now() / 1000);
-        const disconnect = new AbortController();
-        const onClose = (): void => {
-          if (!reply.raw.writableFinished) disconnect.abort();
-        };
-        reply.raw.once('close', onClose);
-        // A client that left during the reads above: its 'close' has fired already, and
-        // the wait below would hold its subscriptions until the run ends.
-        if (reply.raw.destroyed) onClose();
+        // Also when the client left during the reads above (streams.ts).
+        const disconnect = abortOnDisconnect(reply);
 
         if (!body.stream) {
           const result = await waitForRun(store, tenant, run.run_id, WAIT_MS, disconnect.signal);
