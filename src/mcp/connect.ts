@@ -18,6 +18,7 @@ import type { ParsedAddress } from '../web/address.ts';
 import { pinnedLookup } from '../web/fetcher.ts';
 import { checkPublicHost } from '../web/public-host.ts';
 import type { McpTransportSpec } from './server-spec.ts';
+import { SECRET_VALUE } from './server-spec.ts';
 
 /** Where a server's output beyond this stays unread in error messages. */
 const STDERR_TAIL_BYTES = 2048;
@@ -33,6 +34,16 @@ export interface OpenedClient {
   stderrTail(): string;
   /** The process id of a stdio server (null for HTTP). */
   pid(): number | null;
+  /** `text` with the secrets this client sends blanked out: for every error it raises. */
+  scrub(text: string): string;
+}
+
+/** Where a secret's value would appear in an error message. */
+const SCRUBBED = '[secret]';
+
+/** `text` without any of `values` (a server may echo a header back in its error). */
+export function scrubSecrets(text: string, values: readonly string[]): string {
+  return values.reduce((out, value) => (value ? out.split(value).join(SCRUBBED) : out), text);
 }
 
 /**
@@ -48,7 +59,8 @@ function clearedEnvironment(declared: Record<string, string>): Record<string, st
 
 /** Refuses a stdio server the operator did not declare or did not open to this tenant. */
 export function stdioDeclaration(settings: McpSettings, tenant: string, server: string) {
-  const declared = settings.stdio[server];
+  // Own entries only: "constructor" must not find Object.prototype's (it answered 500).
+  const declared = Object.hasOwn(settings.stdio, server) ? settings.stdio[server] : undefined;
   if (!declared || (declared.tenants !== null && !declared.tenants.includes(tenant))) {
     // The same answer either way: a tenant learns nothing about other tenants' servers.
     throw new KeelError(
@@ -90,7 +102,10 @@ function pinnedFetch(address: ParsedAddress): FetchLike {
     }) as unknown as Promise<Response>;
 }
 
-/** Header values from the tenant's secrets; a name with no secret is a 400. */
+/**
+ * Header values from the tenant's secrets; a name with no secret is a 400, and so is a
+ * secret that is no header value (stored before PUT checked values): named, never shown.
+ */
 export async function secretHeaders(
   deps: ConnectDeps,
   tenant: string,
@@ -103,6 +118,13 @@ export async function secretHeaders(
       throw new KeelError(
         'VALIDATION_FAILED',
         `transport.headers_from.${header}: this tenant has no secret "${secret}"`,
+        { field: `transport.headers_from.${header}` },
+      );
+    }
+    if (!SECRET_VALUE.test(value)) {
+      throw new KeelError(
+        'VALIDATION_FAILED',
+        `transport.headers_from.${header}: secret "${secret}" is not a valid HTTP header value (a control or non-Latin-1 character); PUT it again`,
         { field: `transport.headers_from.${header}` },
       );
     }
@@ -135,6 +157,7 @@ export async function openClient(
   let wire: Transport;
   let tail = '';
   let pid: () => number | null = () => null;
+  let secrets: string[] = [];
   if (transport.type === 'stdio') {
     const declared = stdioDeclaration(deps.settings, tenant, transport.server);
     const stdio = new StdioClientTransport({
@@ -153,6 +176,7 @@ export async function openClient(
     const url = new URL(transport.url);
     const pinned = await checkPublicUrl(url, deps.settings.allow_hosts);
     const headers = await secretHeaders(deps, tenant, transport.headers_from);
+    secrets = Object.values(headers);
     // Redirects stay within the origin (the SDK's default policy), so they stay pinned.
     wire = new StreamableHTTPClientTransport(url, {
       requestInit: { headers },
@@ -164,9 +188,9 @@ export async function openClient(
     await client.connect(wire, { ...(signal && { signal }) });
   } catch (error) {
     await client.close().catch(() => undefined);
-    throw new Error(withTail(describe(error), tail));
+    throw new Error(scrubSecrets(withTail(describe(error), tail), secrets));
   }
-  return { client, stderrTail: () => tail, pid };
+  return { client, stderrTail: () => tail, pid, scrub: (text) => scrubSecrets(text, secrets) };
 }
 
 function describe(error: unknown): string {

@@ -7,6 +7,21 @@ import { z } from 'zod';
 export const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const SECRET_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+/**
+ * A secret is sent as an HTTP header value, so it must be one: tab, visible ASCII and
+ * space, Latin-1 letters and signs (RFC 9110 field-value, without the C1 controls).
+ * Anything else (CR, LF, NUL, other controls, characters past U+00FF) would be refused
+ * by the HTTP client with an error quoting the whole value — into tool errors, traces
+ * and the model's context — so it is refused when the secret is PUT, and a stored one
+ * (written before this rule) is refused at connect without being shown.
+ */
+export const SECRET_VALUE = /^[\t\u0020-\u007e\u00a0-\u00ff]+$/;
+
+export const secretValueSchema = z.string().min(1).max(16_384).regex(SECRET_VALUE, {
+  message:
+    'must be a valid HTTP header value: tab, printable ASCII and Latin-1 only (no CR, LF, NUL or other control characters)',
+});
+
 const stdioTransport = z.strictObject({
   type: z.literal('stdio'),
   server: z.string().regex(MCP_SERVER_NAME).describe('a name declared in [mcp.stdio.<name>]'),

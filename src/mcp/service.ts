@@ -55,7 +55,7 @@ async function discover(
   } catch (error) {
     throw new KeelError(
       'MCP_SERVER_FAILED',
-      `the MCP server could not list its tools: ${(error as Error).message}`,
+      `the MCP server could not list its tools: ${opened.scrub((error as Error).message)}`,
     );
   } finally {
     await opened.client.close().catch(() => undefined);

@@ -122,7 +122,7 @@ export function createMcpSessions(
       session.tail = client.stderrTail;
       opened.set(id, client);
       client.client.onerror = (error) => {
-        session.lastError = error.message;
+        session.lastError = client.scrub(error.message);
       };
       client.client.onclose = () => {
         if (session.closed) return;
@@ -190,10 +190,12 @@ export function createMcpSessions(
             const why = session.lastError ?? message(error);
             throw new McpCallError(
               'exited',
-              withTail(`the MCP server ended during the call: ${why}`, client.stderrTail()),
+              client.scrub(
+                withTail(`the MCP server ended during the call: ${why}`, client.stderrTail()),
+              ),
             );
           }
-          throw new McpCallError('protocol', message(error));
+          throw new McpCallError('protocol', client.scrub(message(error)));
         } finally {
           options.signal.removeEventListener('abort', forward);
         }

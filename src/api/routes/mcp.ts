@@ -8,7 +8,13 @@ import type { McpService } from '../../mcp/service.ts';
 import { effectOf } from '../../mcp/tool-specs.ts';
 import { mcpToolName } from '../../mcp/names.ts';
 import type { DiscoveredTool, McpServerSpec } from '../../mcp/server-spec.ts';
-import { MCP_SERVER_NAME, SECRET_NAME, mcpServerBody, programKeys } from '../../mcp/server-spec.ts';
+import {
+  MCP_SERVER_NAME,
+  SECRET_NAME,
+  mcpServerBody,
+  programKeys,
+  secretValueSchema,
+} from '../../mcp/server-spec.ts';
 import type { McpServerStore, SecretStore } from '../../store/store.ts';
 import type { McpServerRecord } from '../../store/shapes.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
@@ -25,7 +31,7 @@ function namedParams(pattern: RegExp) {
 }
 const serverParams = namedParams(MCP_SERVER_NAME);
 const secretParams = namedParams(SECRET_NAME);
-const secretBody = z.strictObject({ value: z.string().min(1).max(16_384) });
+const secretBody = z.strictObject({ value: secretValueSchema });
 
 function serverView(server: McpServerRecord) {
   const spec = server.spec as unknown as McpServerSpec;
