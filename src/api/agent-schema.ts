@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { nestingProblem } from '../nesting.ts';
 import type { AgentSpec } from '../types.ts';
 import { jsonObjectSchema, nameSchema } from './schemas.ts';
+import { freeTextSchema } from './text-checks.ts';
 
 // provider name / model name; the model part may hold "/", ":" and "." (ollama/qwen3:8b,
 // openrouter/anthropic/claude-3.5), but no whitespace or control characters.
@@ -27,7 +28,9 @@ export const agentSpecSchema = z
       .string()
       .regex(MODEL_PATTERN, { message: 'must look like provider/model, e.g. fixture/echo' })
       .describe('provider/model, e.g. fixture/echo, openai/gpt-4.1-mini, ollama/qwen3'),
-    persona: z.string().max(100_000).optional().describe('system prompt'),
+    persona: freeTextSchema(100_000)
+      .optional()
+      .describe('system prompt; no control characters but tab, line feed, carriage return'),
     allowed_families: z
       .array(nameSchema)
       .max(100)

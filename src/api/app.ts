@@ -48,6 +48,7 @@ import { wasmToolRoutes } from './routes/wasm-tools.ts';
 import { toolRoutes } from './routes/tools.ts';
 import { turnRoutes } from './routes/turns.ts';
 import { webhookRoutes } from './routes/webhooks.ts';
+import { installNulGuard } from './text-checks.ts';
 
 export type { ApiDeps } from './deps.ts';
 export { assertListenAllowed } from './auth.ts';
@@ -113,6 +114,8 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
 
   installErrorHandling(app);
   installBodyParsers(app);
+  // Before auth: a NUL in the path must not reach a store lookup (PostgreSQL refuses it).
+  installNulGuard(app);
   installAuth(app, deps.config, deps.store);
   // A cross-site request is refused before it can spend the tenant's request tokens.
   installCrossSiteGuard(app);

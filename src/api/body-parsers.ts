@@ -6,16 +6,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { TomlError, parse as parseToml } from 'smol-toml';
 import { KeelError } from '../errors.ts';
 import { nestingProblem } from '../nesting.ts';
+import { nulProblem } from './text-checks.ts';
 
 /** A key that would reach an object's prototype if a body were ever merged into another. */
 const FORBIDDEN_KEY = '__proto__';
 
-/** Refuses absurd nesting (naming where), then `__proto__` keys. */
+/** Refuses absurd nesting (naming where), then `__proto__` keys, then a NUL anywhere. */
 function checkShape(value: unknown): void {
   // First, and iteratively: the key walk below and every later step recurse.
   const tooDeep = nestingProblem(value, 'body');
   if (tooDeep) throw new KeelError('VALIDATION_FAILED', tooDeep.message);
   rejectProtoKeys(value);
+  const nul = nulProblem(value, 'body');
+  if (nul) throw new KeelError('VALIDATION_FAILED', nul);
 }
 
 function rejectProtoKeys(value: unknown): void {

@@ -3227,7 +3227,7 @@ export interface operations {
         'application/json': {
           /** @description provider/model, e.g. fixture/echo, openai/gpt-4.1-mini, ollama/qwen3 */
           model: string;
-          /** @description system prompt */
+          /** @description system prompt; no control characters but tab, line feed, carriage return */
           persona?: string;
           /** @description omitted = every family; [] = no tools */
           allowed_families?: string[];

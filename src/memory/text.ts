@@ -9,8 +9,9 @@ export function utf8Length(text: string): number {
 }
 
 // C0/C1 control characters other than tab, line feed and carriage return: no fact needs
-// them, and a "fact" made of them is invisible to whoever reads or searches it.
-const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
+// them, and a "fact" made of them is invisible to whoever reads or searches it. The API
+// holds every free text a person writes (persona, metadata) to the same rule.
+export const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
 // In a `u` regex a paired surrogate is one code point, so \p{Cs} matches only lone ones.
 const LONE_SURROGATE = /\p{Cs}/u;
 // Something a reader can see: not whitespace, not a control or format character.

@@ -7,7 +7,8 @@ import type { MemoryService } from '../../memory/service.ts';
 import { MAX_QUERY_BYTES, SEARCH_MODES } from '../../memory/service.ts';
 import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ZodApp } from '../deps.ts';
-import { cursorSchema, deletedSchema, jsonObjectSchema, nameSchema, queryInt } from '../schemas.ts';
+import { cursorSchema, deletedSchema, nameSchema, queryInt } from '../schemas.ts';
+import { metadataSchema } from '../text-checks.ts';
 
 /**
  * How long a request waits for the embedder (a loaded cache takes well under this); a
@@ -53,7 +54,7 @@ const searchQuery = z.strictObject({
     .default('fused')
     .describe('fused (default), lexical (words only) or semantic (meaning only)'),
 });
-const putBody = z.strictObject({ text: factTextSchema, metadata: jsonObjectSchema.optional() });
+const putBody = z.strictObject({ text: factTextSchema, metadata: metadataSchema.optional() });
 
 function notFound(namespace: string, id: string): KeelError {
   return new KeelError('MEMORY_NOT_FOUND', `no fact ${id} in memory namespace ${namespace}`);

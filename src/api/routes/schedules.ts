@@ -145,7 +145,12 @@ export function scheduleRoutes(app: ZodApp, deps: Deps, now: () => number = Date
         mode: 'manual',
         tenant,
         name,
-        run: scheduleRun(schedule, request.body?.request_id ?? null),
+        // A manual trigger is a caller's enqueue like a turn: it counts against the
+        // tenant's queued-runs quota (429 RATE_LIMITED past it, nothing written).
+        run: {
+          ...scheduleRun(schedule, request.body?.request_id ?? null),
+          max_queued: deps.config.tenant_limits.queued_runs,
+        },
       });
       const run = result.run;
       if (!run) throw scheduleNotFound(name);

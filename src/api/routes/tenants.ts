@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { deletedSchema, jsonObjectSchema, nameSchema, tenantParams } from '../schemas.ts';
+import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import { metadataSchema } from '../text-checks.ts';
 import type { TenantStore, UsageStore } from '../../store/store.ts';
 import { applyTenantLimits, tenantLimitsSchema } from './usage.ts';
 
@@ -11,12 +12,12 @@ type Deps = ApiDepsWith<TenantStore & Pick<UsageStore, 'getTenantBudget' | 'putT
 
 const createTenantBody = z.strictObject({
   name: nameSchema,
-  metadata: jsonObjectSchema.optional(),
+  metadata: metadataSchema.optional(),
 });
 
 const patchTenantBody = z
   .strictObject({
-    metadata: jsonObjectSchema.optional(),
+    metadata: metadataSchema.optional(),
     limits: tenantLimitsSchema.optional(),
     if_updated_at: z
       .string()

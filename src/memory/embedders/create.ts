@@ -37,7 +37,10 @@ export function createEmbedder(
     const match = /^openai:([^/]+)\/(.+)$/.exec(spec);
     if (!match) throw invalid(`expected "openai:<provider>/<model>", got "${spec}"`);
     const [, provider, model] = match as unknown as [string, string, string];
-    const declared = config.providers[provider];
+    // Own entries only: a provider named "constructor" must not find Object.prototype's.
+    const declared = Object.hasOwn(config.providers, provider)
+      ? config.providers[provider]
+      : undefined;
     if (!declared) throw invalid(`provider "${provider}" is not declared in [providers]`);
     const baseUrl =
       declared.base_url ?? (declared.type === 'openai' ? 'https://api.openai.com/v1' : undefined);
