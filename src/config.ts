@@ -6,6 +6,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { KeelError } from './errors.ts';
+import { parseAllowedHost } from './web/allow-hosts.ts';
 
 const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
@@ -32,6 +33,14 @@ const providerSchema = z.strictObject({
 
 // [mcp.stdio.<name>]: an operator-declared stdio MCP server (docs/mcp.md). Only the
 // operator starts programs on the host; tenants attach these by name.
+/** `allow_hosts` of [web], [mcp] and [webhooks]: host or host:port (src/web/allow-hosts.ts). */
+const allowHostsSchema = z.array(
+  z.string().superRefine((entry, context) => {
+    const parsed = parseAllowedHost(entry);
+    if (typeof parsed === 'string') context.addIssue({ code: 'custom', message: parsed });
+  }),
+);
+
 const MCP_SERVER_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 const mcpStdioSchema = z.strictObject({
   command: z.string().min(1),
@@ -75,7 +84,7 @@ const fileSchema = z.strictObject({
   web: z
     .strictObject({
       search_url: z.string().optional(),
-      allow_hosts: z.array(z.string()).optional(),
+      allow_hosts: allowHostsSchema.optional(),
     })
     .optional(),
   delivery: z
@@ -83,7 +92,7 @@ const fileSchema = z.strictObject({
     .optional(),
   webhooks: z
     .strictObject({
-      allow_hosts: z.array(z.string()).optional(),
+      allow_hosts: allowHostsSchema.optional(),
       timeout_ms: z.number().int().min(100).max(120_000).optional(),
     })
     .optional(),
@@ -118,7 +127,7 @@ const fileSchema = z.strictObject({
       stdio: z.record(z.string(), mcpStdioSchema).optional(),
       idle_ms: z.number().int().min(1000).max(86_400_000).optional(),
       max_message_bytes: z.number().int().min(1024).max(67_108_864).optional(),
-      allow_hosts: z.array(z.string()).optional(),
+      allow_hosts: allowHostsSchema.optional(),
     })
     .optional(),
   telemetry: z

@@ -18,6 +18,7 @@ import type { Dispatcher } from 'undici';
 import type { FetchedPage } from '../tools/builtin/web-port.ts';
 import type { ParsedAddress } from './address.ts';
 import { classifyAddress, formatAddress, parseIpLiteral } from './address.ts';
+import { canonicalHost, hostAllowList } from './allow-hosts.ts';
 import { bodyDecoding, readCapped } from './body.ts';
 import { decodeText, sniffEncoding } from './charset.ts';
 import { WebError } from './errors.ts';
@@ -30,7 +31,7 @@ const defaultResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true,
 export interface FetcherOptions {
   /** DNS, injectable so tests simulate answers. Default: dns.promises.lookup, all addresses. */
   resolve?: Resolver;
-  /** Host names or IP literals that may be non-public (config `[web] allow_hosts`). */
+  /** Hosts (host or host:port, src/web/allow-hosts.ts) that may be non-public (`[web] allow_hosts`). */
   allowHosts?: readonly string[];
   maxRedirects?: number;
   hopTimeoutMs?: number;
@@ -57,13 +58,6 @@ export const WEB_LIMITS = {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TEXT_CONTENT =
   /^(text\/[\w.+-]+|application\/([\w.+-]*\+)?(json|xml)|application\/(javascript|x-ndjson|ld\+json|rss\+xml|atom\+xml|xhtml\+xml))$/i;
-
-/** The hostname as compared with allow_hosts: lower case, no trailing dot, IPs canonical. */
-function canonicalHost(host: string): string {
-  const bare = host.toLowerCase().replace(/\.+$/, '');
-  const literal = parseIpLiteral(bare);
-  return literal ? formatAddress(literal) : bare.replace(/^\[|\]$/g, '');
-}
 
 /** A `lookup` for undici's connect that answers `address`, whatever DNS says later. */
 export function pinnedLookup(address: ParsedAddress) {
@@ -189,7 +183,7 @@ export type Fetcher = (url: string, signal: AbortSignal) => Promise<FetchedPage>
 
 export function createFetcher(options: FetcherOptions = {}): Fetcher {
   const resolve = options.resolve ?? defaultResolver;
-  const allowed = new Set((options.allowHosts ?? []).map(canonicalHost));
+  const allows = hostAllowList(options.allowHosts ?? []);
   const maxRedirects = options.maxRedirects ?? WEB_LIMITS.maxRedirects;
   const hopTimeoutMs = options.hopTimeoutMs ?? WEB_LIMITS.hopTimeoutMs;
   const totalTimeoutMs = options.totalTimeoutMs ?? WEB_LIMITS.totalTimeoutMs;
@@ -200,7 +194,7 @@ export function createFetcher(options: FetcherOptions = {}): Fetcher {
   /** The one address this hop may connect to, after checking every address of the host. */
   async function checkedAddress(url: URL, signal: AbortSignal): Promise<ParsedAddress> {
     const host = canonicalHost(url.hostname);
-    const isAllowed = allowed.has(host);
+    const isAllowed = allows(url);
     let addresses: ParsedAddress[];
     const literal = parseIpLiteral(url.hostname);
     if (literal) {

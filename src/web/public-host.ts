@@ -6,6 +6,7 @@
 import { lookup } from 'node:dns/promises';
 import type { ParsedAddress } from './address.ts';
 import { classifyAddress, parseIpLiteral } from './address.ts';
+import { hostAllowList } from './allow-hosts.ts';
 
 export type PublicHostVerdict =
   { ok: true; pinned: ParsedAddress | null } | { ok: false; reason: string };
@@ -20,9 +21,8 @@ export async function checkPublicHost(
     .replace(/^\[|\]$/g, '')
     .replace(/\.+$/, '')
     .toLowerCase();
-  if (allowHosts.some((allowed) => allowed.toLowerCase() === host)) {
-    return { ok: true, pinned: null };
-  }
+  // host or host:port entries (src/web/allow-hosts.ts): a port named opens that port only.
+  if (hostAllowList(allowHosts)(url)) return { ok: true, pinned: null };
   const literal = parseIpLiteral(host);
   const addresses = literal
     ? [literal]
