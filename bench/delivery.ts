@@ -79,6 +79,8 @@ export async function runDeliveryBench(): Promise<void> {
       KEEL_TENANT: 'bench',
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
+      // The bench posts its turns to keel directly; no Telegram user talks to the bot.
+      TELEGRAM_ALLOWED_USERS: '1',
     });
     children.push(adapter);
     await readyLine(adapter, /serving agent a/);

@@ -40,10 +40,11 @@ async function turnsPerSecond(workers: number): Promise<{ rate: number; maxPerSc
   const processes = new RoleProcesses();
   const config = join(tmpdir(), `keel-bench-scale-${process.pid}.toml`);
   // One tenant on up to 4 workers: neither its running cap nor the per-tenant cap of
-  // open waits (every turn's wait is held at once) must be the bottleneck measured.
+  // open waits (every turn's wait is held at once) must be the bottleneck measured, nor
+  // the cap of sockets from one address (every wait comes from loopback).
   writeFileSync(
     config,
-    '[workers]\nconcurrency = 32\n\n[tenant_limits]\nrunning_runs = 128\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\n',
+    '[workers]\nconcurrency = 32\n\n[tenant_limits]\nrunning_runs = 128\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\nmax_connections_per_address = 1024\n',
   );
   try {
     const api = await processes.start('api', storeUrl, { config, env: { KEEL_LOG_LEVEL: 'warn' } });

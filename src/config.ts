@@ -118,6 +118,7 @@ const fileSchema = z.strictObject({
       keep_alive_timeout_ms: z.number().int().min(100).max(600_000).optional(),
       max_requests_per_socket: z.number().int().min(0).max(1_000_000).optional(),
       max_connections: z.number().int().min(1).max(1_000_000).optional(),
+      max_connections_per_address: z.number().int().min(1).max(1_000_000).optional(),
       max_streams_per_tenant: z.number().int().min(1).max(100_000).optional(),
     })
     .optional(),
@@ -231,6 +232,11 @@ export interface HttpSettings {
   max_requests_per_socket: number;
   /** Open sockets at once; further connections are dropped on accept. */
   max_connections: number;
+  /**
+   * Open sockets at once from one client address (an IPv6 client: its /64); further
+   * connections from it are closed on accept, so one address cannot take every slot.
+   */
+  max_connections_per_address: number;
   /** Open SSE streams and long-poll waits per tenant; more get 429 RATE_LIMITED. */
   max_streams_per_tenant: number;
 }
@@ -242,6 +248,7 @@ export const HTTP_DEFAULTS: HttpSettings = {
   keep_alive_timeout_ms: 5_000,
   max_requests_per_socket: 1000,
   max_connections: 1024,
+  max_connections_per_address: 256,
   max_streams_per_tenant: 256,
 };
 // --- end [http] ---
@@ -458,7 +465,19 @@ export function loadConfig(
       `${adminTokenEnv}: the admin token needs at least 16 characters`,
     );
   }
-  const http: HttpSettings = { ...HTTP_DEFAULTS, ...file.http };
+  const maxConnections = file.http?.max_connections ?? HTTP_DEFAULTS.max_connections;
+  const http: HttpSettings = {
+    ...HTTP_DEFAULTS,
+    // Unset: a quarter of max_connections, so the other addresses keep three quarters.
+    max_connections_per_address: Math.max(1, Math.floor(maxConnections / 4)),
+    ...file.http,
+  };
+  if (http.max_connections_per_address > http.max_connections) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      'http.max_connections_per_address: must not exceed http.max_connections',
+    );
+  }
   if (http.headers_timeout_ms > http.request_timeout_ms) {
     throw new KeelError(
       'CONFIG_INVALID',

@@ -70,6 +70,29 @@ describe('config', () => {
     );
   });
 
+  it('[http] max_connections_per_address: a quarter of max_connections unless set, never above it', () => {
+    assert.equal(loadConfig({}, {}, project()).http.max_connections_per_address, 256);
+    assert.equal(
+      loadConfig({}, {}, project('[http]\nmax_connections = 100\n')).http
+        .max_connections_per_address,
+      25,
+    );
+    assert.equal(
+      loadConfig({}, {}, project('[http]\nmax_connections_per_address = 1000\n')).http
+        .max_connections_per_address,
+      1000,
+    );
+    configError(
+      () =>
+        loadConfig(
+          {},
+          {},
+          project('[http]\nmax_connections = 10\nmax_connections_per_address = 11\n'),
+        ),
+      /^http\.max_connections_per_address: must not exceed http\.max_connections/,
+    );
+  });
+
   it('precedence: flags > env > keel.toml > defaults', () => {
     const cwd = project(
       [

@@ -9,6 +9,7 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
+import { connectionOwner } from '../src/api/http-limits.ts';
 import { HTTP_DEFAULTS } from '../src/config.ts';
 import type { HttpSettings } from '../src/config.ts';
 import { prepareCall } from '../src/runtime/tool-step.ts';
@@ -28,9 +29,10 @@ interface RawClient {
   saw(pattern: RegExp): Promise<void>;
 }
 
-async function rawClient(server: ApiServer): Promise<RawClient> {
+/** `from`: the client's own address (Linux answers for all of 127.0.0.0/8 on loopback). */
+async function rawClient(server: ApiServer, from = '127.0.0.1'): Promise<RawClient> {
   const port = Number(new URL(server.url).port);
-  const socket = connect({ host: '127.0.0.1', port });
+  const socket = connect({ host: '127.0.0.1', port, localAddress: from });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('error', reject);
@@ -176,6 +178,52 @@ describe('connection cap', () => {
     const health = await server.request('GET', '/healthz');
     assert.equal(health.status, 200);
     for (const client of held) client.socket.destroy();
+  });
+});
+
+describe('per-address connection cap', () => {
+  let server: ApiServer;
+  before(async () => {
+    server = await startApiServer({
+      config: httpSettings({ max_connections: 8, max_connections_per_address: 4 }),
+    });
+  });
+  after(() => server.close());
+
+  function openSockets(): Promise<number> {
+    return new Promise((resolve, reject) =>
+      server.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+    );
+  }
+
+  it('one address (slowloris) holds at most http.max_connections_per_address; another still gets in', async () => {
+    // The attacker opens as many sockets as the whole server has and trickles headers.
+    const attacker: RawClient[] = [];
+    for (let index = 0; index < 8; index += 1) {
+      const client = await rawClient(server, '127.0.0.2');
+      client.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
+      trickle(client, 'a', 200);
+      attacker.push(client);
+    }
+    // Renewing a cut socket is cut again while the others are held.
+    const renewed = await rawClient(server, '127.0.0.2');
+    await renewed.closed();
+    assert.equal(renewed.received(), '', 'the renewed socket got no answer');
+
+    // Another address: a whole request and its answer on a fresh socket.
+    const visitor = await rawClient(server, '127.0.0.1');
+    visitor.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
+    await visitor.closed();
+    const held = attacker.filter((client) => !client.socket.destroyed).length;
+    const open = await openSockets();
+    console.log(
+      `per-address cap 4 of 8: 127.0.0.2 opened 9, held ${held}, server holds ${open}; ` +
+        `127.0.0.1 got "${visitor.received().split('\r\n')[0]}"`,
+    );
+    assert.match(visitor.received(), /^HTTP\/1\.1 200/);
+    assert.equal(held, 4);
+    assert.equal(open, 4);
+    for (const client of attacker) client.socket.destroy();
   });
 });
 
@@ -393,5 +441,16 @@ describe('parser depth', () => {
     if (prepared.kind !== 'rejected') return;
     assert.equal(prepared.result.error?.code, 'INVALID_ARGUMENTS');
     assert.match(prepared.result.error?.message ?? '', /^arguments\.data\[0\].*nested deeper/);
+  });
+});
+
+describe('connectionOwner: what the per-address cap counts', () => {
+  it('an IPv4 address (mapped or not) is itself; IPv6 counts by its /64', () => {
+    assert.equal(connectionOwner('203.0.113.7'), '203.0.113.7');
+    assert.equal(connectionOwner('::ffff:203.0.113.7'), '203.0.113.7');
+    assert.equal(connectionOwner('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+    assert.equal(connectionOwner('2001:db8:1:2:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
+    assert.notEqual(connectionOwner('2001:db8:1:3::1'), connectionOwner('2001:db8:1:2::1'));
+    assert.equal(connectionOwner(undefined), null);
   });
 });

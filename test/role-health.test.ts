@@ -23,8 +23,8 @@ interface Client {
   closed: Promise<void>;
 }
 
-async function open(port: number): Promise<Client> {
-  const socket = connect({ host: '127.0.0.1', port });
+async function open(port: number, from = '127.0.0.1'): Promise<Client> {
+  const socket = connect({ host: '127.0.0.1', port, localAddress: from });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
     socket.once('error', reject);
@@ -52,6 +52,7 @@ describe('worker/scheduler health server: [http] timeouts and connection cap', (
         headers_timeout_ms: 1000,
         request_timeout_ms: 1500,
         max_connections: 3,
+        max_connections_per_address: 2,
       },
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -86,7 +87,9 @@ describe('worker/scheduler health server: [http] timeouts and connection cap', (
   });
 
   it('holds at most http.max_connections sockets; one more is dropped unanswered', async () => {
-    const held = await Promise.all([1, 2, 3].map(() => open(port)));
+    const held = await Promise.all(
+      ['127.0.0.1', '127.0.0.1', '127.0.0.3'].map((from) => open(port, from)),
+    );
     while ((await openSockets()) < 3) await new Promise((resolve) => setImmediate(resolve));
     const extra = await open(port);
     extra.socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
@@ -98,5 +101,22 @@ describe('worker/scheduler health server: [http] timeouts and connection cap', (
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     assert.equal(health.status, 200);
     assert.deepEqual(await health.json(), { ok: true, role: 'worker' });
+  });
+
+  it('holds at most http.max_connections_per_address from one address; another gets in', async () => {
+    while ((await openSockets()) > 0) await new Promise((resolve) => setImmediate(resolve));
+    const held = await Promise.all([1, 2].map(() => open(port, '127.0.0.2')));
+    const extra = await open(port, '127.0.0.2');
+    // A guard, not a timing assertion: without the cap the socket is simply held.
+    await Promise.race([extra.closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    console.log(
+      `role health, per-address cap 2: 3rd socket of 127.0.0.2 ${extra.received() === '' ? 'cut unanswered' : 'answered'}; 127.0.0.1 got ${health.status}`,
+    );
+    assert.equal(extra.socket.destroyed, true, 'the third socket was closed');
+    assert.equal(extra.received(), '');
+    assert.equal(health.status, 200);
+    extra.socket.destroy();
+    for (const client of held) client.socket.destroy();
   });
 });

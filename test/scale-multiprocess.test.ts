@@ -109,10 +109,11 @@ describe('scale-out [postgres]', { skip }, () => {
       const dir = tempDir('keel-scale-');
       const config = join(dir, 'keel.toml');
       // One tenant across three workers: its running cap covers every slot, and every
-      // turn's wait is held at once (above the default per-tenant cap of open waits).
+      // turn's wait is held at once (above the default per-tenant cap of open waits, and
+      // above the default cap of sockets from one address: all of them come from loopback).
       writeFileSync(
         config,
-        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n\n[tenant_limits]\nrunning_runs = 48\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\n`,
+        `[workers]\nlease_ms = ${LEASE_MS}\nconcurrency = 16\n\n[tenant_limits]\nrunning_runs = 48\nrequests_per_s = 100000\nrequest_burst = 100000\n\n[http]\nmax_streams_per_tenant = 1000\nmax_connections_per_address = 1024\n`,
       );
       const env = { KEEL_TEST_EFFECT_SINK_URL: sink.url };
       // The API first: it migrates the schema; the workers then find it current.

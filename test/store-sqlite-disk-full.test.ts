@@ -2,12 +2,14 @@
 // Filled through the API with artifacts until a write is refused: that write and the
 // ones after it answer 503 STORE_UNAVAILABLE with Retry-After (not 500), /readyz answers
 // 503, deletes still work (the data dir's reserve file is given up for them), and once a
-// delete made room /readyz is 200 and writes (an artifact, a turn) work again.
+// delete made room /readyz is 200 and writes (an artifact, a turn) work again. And when
+// the space comes back outside keel (another file on the disk removed), keel notices on
+// its own and takes turns again without anyone asking /readyz.
 // Needs root to mount; without it the test is skipped with a loud line.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -129,6 +131,85 @@ describe('disk full [sqlite, keel serve child, tmpfs]', { skip }, () => {
     process.stdout.write(
       `disk-full[sqlite] disk_bytes=${DISK_BYTES} artifacts_written=${written} refused=${refused.status} ready_while_full=${notReady.status} deletes=${deletes} write_after=${after.status} free_after_recovery=${freeBytes} refilled=${refilled} process_alive=true\n`,
     );
+    await keel.terminate();
+  });
+});
+
+// Room for the re-check's 64 MiB of free disk besides the reserve, the database and a WAL.
+const ROOMY_DISK_BYTES = 96 * 1024 * 1024;
+
+/** Writes a file of zeros until the disk is full; returns its size. */
+function fillDisk(path: string): number {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(1024 * 1024);
+  let written = 0;
+  try {
+    for (;;) written += writeSync(fd, chunk);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOSPC') throw error;
+  } finally {
+    closeSync(fd);
+  }
+  return written;
+}
+
+const roomyMount = mkdtempSync(join(tmpdir(), 'keel-full-disk-roomy-'));
+const roomyUnmountable = skip ? 'skipped' : mountSmallDisk(roomyMount, ROOMY_DISK_BYTES);
+
+describe('disk full, space freed outside keel [sqlite, keel serve child, tmpfs]', { skip }, () => {
+  after(() => {
+    cleanup();
+    if (!roomyUnmountable) execFileSync('umount', ['-l', roomyMount]);
+    rmSync(roomyMount, { recursive: true, force: true });
+  });
+
+  it('writes resume on their own once space is back: no /readyz, no delete', async () => {
+    assert.equal(roomyUnmountable, null);
+    const keel = await serve(join(roomyMount, 'data'), {});
+    await setupTenant(keel.url);
+    const filler = join(roomyMount, 'filler');
+    const fillerBytes = fillDisk(filler);
+
+    let written = 0;
+    let refused: Awaited<ReturnType<typeof putArtifact>> | null = null;
+    while (!refused) {
+      const answer = await putArtifact(keel.url, `fill/${written}`, ARTIFACT_BYTES);
+      if (answer.status === 201) written += 1;
+      else refused = answer;
+      assert.ok(written < ROOMY_DISK_BYTES / ARTIFACT_BYTES, 'the disk never filled up');
+    }
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'STORE_UNAVAILABLE');
+
+    // Space comes back outside keel; nobody asks /readyz and nothing is deleted in keel.
+    rmSync(filler);
+    const freedAt = Date.now();
+    let attempts = 0;
+    let taken: Awaited<ReturnType<typeof putArtifact>> | null = null;
+    // A guard against waiting forever (old code: refused until /readyz or a delete).
+    while (Date.now() - freedAt < 45_000) {
+      attempts += 1;
+      const answer = await putArtifact(keel.url, 'after-free', 10);
+      if (answer.status === 201) {
+        taken = answer;
+        break;
+      }
+      assert.equal(answer.status, 503, JSON.stringify(answer.body));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const recoveredMs = Date.now() - freedAt;
+    process.stdout.write(
+      `disk-full-recheck[sqlite] disk_bytes=${ROOMY_DISK_BYTES} filler_bytes=${fillerBytes} artifacts_written=${written} refused=${refused.status} writes_taken_after_ms=${taken ? recoveredMs : 'never'} attempts=${attempts} readyz_calls=0\n`,
+    );
+    assert.ok(taken, `writes still refused ${recoveredMs} ms after space was freed`);
+    const turn = await call(keel.url, 'POST', `/v1/tenants/${TENANT}/turns`, {
+      agent: 'a',
+      scope: 's',
+      payload: { text: 'after space came back' },
+    });
+    assert.equal(turn.status, 202, JSON.stringify(turn.body));
+    assert.equal(await waitTerminal(keel.url, turn.body.run_id as string), 'succeeded');
+    assert.equal((await readyz(keel.url)).status, 200);
     await keel.terminate();
   });
 });

@@ -1,8 +1,8 @@
 // The Telegram adapter (adapters/telegram) as real child processes against a real
 // `keel serve` child and a fake Bot API on loopback: a conversation keeps its thread,
 // a redelivered update makes no second run, long answers arrive as ordered parts, 429
-// and 5xx are retried, and an adapter killed between claim and ack leaves exactly one
-// visible message after restart.
+// and 5xx are retried, an adapter killed between claim and ack leaves exactly one
+// visible message after restart, and users not in TELEGRAM_ALLOWED_USERS run nothing.
 
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -17,13 +17,20 @@ import {
   NON_TEXT_REPLY,
   REFUSED_REPLY,
 } from '../adapters/telegram/src/inbound.ts';
-import { ALREADY_DECIDED_REPLY, APPROVED_REPLY } from '../adapters/telegram/src/approvals.ts';
+import {
+  ALREADY_DECIDED_REPLY,
+  APPROVED_REPLY,
+  DENIED_REPLY,
+} from '../adapters/telegram/src/approvals.ts';
+import { NOT_ALLOWED_BUTTON_REPLY } from '../adapters/telegram/src/access.ts';
 import type { FakeBotApi } from './helpers/fake-bot-api.ts';
 import { BOT_USER, buttonPress, startFakeBotApi, textUpdate } from './helpers/fake-bot-api.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'tg';
+/** The users (= their private chats) the tests talk as; 666, 667 and 802 are strangers. */
+const ALLOWED_USERS = '1,100,200,300,310,400,500,700,800,801,900,901,1000,1100';
 const children = new Set<ChildProcess>();
 
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -99,6 +106,7 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       KEEL_TENANT: TENANT,
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
+      TELEGRAM_ALLOWED_USERS: ALLOWED_USERS,
       KEEL_CLAIM_LEASE_MS: '1500',
       ...extra,
     });
@@ -381,6 +389,104 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
     assert.equal(result?.data.ok, true, JSON.stringify(result));
   });
 
+  it('TELEGRAM_ALLOWED_USERS: a message, /new or button press from a stranger runs nothing', async () => {
+    const agent = await call(
+      keelUrl,
+      'PUT',
+      `/v1/tenants/${TENANT}/agents/a`,
+      { model: 'fixture/echo', require_approval: ['calc_*'] },
+      tenantToken,
+    );
+    assert.ok([200, 201].includes(agent.status), JSON.stringify(agent.body));
+    // An allowed user's call waits for approval, and they talk to the bot in a group.
+    fake.push(textUpdate(1100, '@call calc_eval {"expression":"1+1"}\nwhat is 1+1'));
+    const question = await waitFor(
+      'the approval message',
+      () => fake.sent.find((m) => m.chat_id === '1100' && m.reply_markup) ?? null,
+      { timeoutMs: 30_000, everyMs: 20 },
+    );
+    const messageId = fake.sent.indexOf(question) + 1;
+    const [approve, deny] = question.reply_markup?.inline_keyboard[0] ?? [];
+    const group = (fromId: number, text: string): Record<string, unknown> => ({
+      message: {
+        message_id: 9,
+        date: 0,
+        chat: { id: -1200, type: 'group', title: 'g' },
+        from: { id: fromId, is_bot: false, first_name: 'Eve' },
+        text,
+      },
+    });
+    fake.push(group(1100, `@${BOT_USER.username} hello group`));
+    assert.deepEqual(await repliesTo(-1200, 1), ['echo: hello group']);
+
+    // Strangers: a private message, a mention and a /new in the group, an Approve press.
+    const sentBefore = fake.sent.length;
+    fake.push(textUpdate(666, 'let me in'));
+    fake.push(group(667, `@${BOT_USER.username} run my errand`));
+    fake.push(group(667, `/new@${BOT_USER.username}`));
+    const last = fake.push(
+      buttonPress(1100, messageId, approve?.callback_data ?? '', 'press-stranger', 666),
+    );
+    const answer = await waitFor(
+      'the answer to the stranger',
+      () => fake.callbackAnswers.find((a) => a.callback_query_id === 'press-stranger') ?? null,
+    );
+    await waitFor("the strangers' updates confirmed", () => fake.confirmedOffset > last);
+    const approvals = async () => {
+      const deliveries = await call(
+        keelUrl,
+        'GET',
+        `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:1100`,
+        undefined,
+        tenantToken,
+      );
+      const runId = deliveries.body.deliveries[0].run_id;
+      return (
+        await call(
+          keelUrl,
+          'GET',
+          `/v1/tenants/${TENANT}/runs/${runId}/approvals`,
+          undefined,
+          tenantToken,
+        )
+      ).body.approvals;
+    };
+    const strangerRuns = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:666`,
+      undefined,
+      tenantToken,
+    );
+    const groupThread = await call(
+      keelUrl,
+      'GET',
+      `/v1/tenants/${TENANT}/threads/a/${encodeURIComponent('tg:-1200')}`,
+      undefined,
+      tenantToken,
+    );
+    const pending = (await approvals())[0]?.status;
+    process.stdout.write(
+      `strangers: 4 updates; turns=${strangerRuns.body.deliveries.length} ` +
+        `group_thread_turns=${groupThread.body.turns} approval=${pending} ` +
+        `messages_sent=${fake.sent.length - sentBefore} button_answer="${answer.text}"\n`,
+    );
+    assert.deepEqual(strangerRuns.body.deliveries, []);
+    assert.equal(groupThread.status, 200, "a stranger's /new deleted the group thread");
+    assert.equal(groupThread.body.turns, 1, "a stranger's mention made a turn");
+    assert.equal(pending, 'pending');
+    assert.equal(answer.text, NOT_ALLOWED_BUTTON_REPLY);
+    assert.equal(fake.sent.length, sentBefore, 'nothing sent to strangers');
+
+    // The owner still decides.
+    fake.push(buttonPress(1100, messageId, deny?.callback_data ?? '', 'press-owner'));
+    await waitFor(
+      "the owner's answer",
+      () => fake.callbackAnswers.find((a) => a.callback_query_id === 'press-owner') ?? null,
+    ).then((owner) => assert.equal(owner.text, DENIED_REPLY));
+    assert.equal((await approvals())[0]?.status, 'denied');
+  });
+
   it('webhook mode: updates with the secret header become turns; a wrong secret is 401', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -399,8 +505,18 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
         secret_token: 'hook-secret_1',
       });
       assert.equal(await fake.pushToWebhook(textUpdate(801, 'forged'), 'wrong'), 401);
+      // A stranger's update is taken (200: Telegram must not send it again) and runs nothing.
+      assert.equal(await fake.pushToWebhook(textUpdate(802, 'stranger via webhook')), 200);
       assert.equal(await fake.pushToWebhook(textUpdate(800, 'via webhook')), 200);
       assert.deepEqual(await repliesTo(800, 1), ['echo: via webhook']);
+      const stranger = await call(
+        keelUrl,
+        'GET',
+        `/v1/tenants/${TENANT}/deliveries?destination_prefix=tg:802`,
+        undefined,
+        tenantToken,
+      );
+      assert.deepEqual(stranger.body.deliveries, []);
       const forged = await call(
         keelUrl,
         'GET',
@@ -424,6 +540,7 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       KEEL_TENANT: TENANT,
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
+      TELEGRAM_ALLOWED_USERS: ALLOWED_USERS,
     });
     await readyLine(offline, /serving agent a/);
     const id = fake.push(textUpdate(900, 'keel is away'));
@@ -445,6 +562,7 @@ describe('keel-telegram against a fake Bot API and a real keel serve', () => {
       KEEL_TENANT: TENANT,
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.url,
+      TELEGRAM_ALLOWED_USERS: ALLOWED_USERS,
     });
     adapter.kill('SIGKILL');
     await new Promise((resolve) => adapter.once('exit', resolve));

@@ -281,19 +281,23 @@ export function textUpdate(chatId: number, text: string, messageId = 1): Record<
   };
 }
 
-/** A press on an inline button of the bot's message `messageId` in a private chat. */
+/**
+ * A press on an inline button of the bot's message `messageId` in a private chat, by
+ * the chat's user unless `fromId` names another (a forged or group press).
+ */
 export function buttonPress(
   chatId: number,
   messageId: number,
   data: string,
   id: string,
+  fromId = chatId,
 ): Record<string, unknown> {
   return {
     callback_query: {
       id,
       chat_instance: `ci${chatId}`,
       data,
-      from: { id: chatId, is_bot: false, first_name: 'Ada', username: 'ada' },
+      from: { id: fromId, is_bot: false, first_name: 'Ada', username: 'ada' },
       message: {
         message_id: messageId,
         date: 0,

@@ -14,7 +14,11 @@ export interface TelegramAdapterConfig {
   leaseMs: number;
   /** Webhook mode when set: Telegram POSTs updates to `url`; else long polling. */
   webhook: { url: string; listen: string; secret: string } | null;
+  /** Telegram user ids whose updates are handled (access.ts); 'anyone' only when asked for. */
+  allowedUsers: AllowedUsers;
 }
+
+export type AllowedUsers = ReadonlySet<number> | 'anyone';
 
 export class ConfigError extends Error {}
 
@@ -49,6 +53,7 @@ export function loadAdapterConfig(
     throw new ConfigError('TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z a-z 0-9 _ -');
   }
   return {
+    allowedUsers: loadAllowedUsers(env),
     webhook,
     keelUrl: (env.KEEL_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''),
     keelToken: need('KEEL_TOKEN'),
@@ -59,4 +64,40 @@ export function loadAdapterConfig(
     claimWaitMs: 25_000,
     leaseMs,
   };
+}
+
+/**
+ * TELEGRAM_ALLOWED_USERS (comma-separated numeric user ids), or TELEGRAM_ALLOW_ANYONE=1.
+ * Neither is an error: a bot is found by anyone who guesses its username, and every
+ * message runs a turn on the owner's model key, memory and tools.
+ */
+export function loadAllowedUsers(env: NodeJS.ProcessEnv): AllowedUsers {
+  const list = env.TELEGRAM_ALLOWED_USERS;
+  const anyone = env.TELEGRAM_ALLOW_ANYONE;
+  if (anyone !== undefined && anyone !== '1') {
+    throw new ConfigError(`TELEGRAM_ALLOW_ANYONE must be 1 when set (got "${anyone}")`);
+  }
+  if (list !== undefined && anyone !== undefined) {
+    throw new ConfigError('set TELEGRAM_ALLOWED_USERS or TELEGRAM_ALLOW_ANYONE=1, not both');
+  }
+  if (anyone === '1') return 'anyone';
+  if (list === undefined || list.trim() === '') {
+    throw new ConfigError(
+      'TELEGRAM_ALLOWED_USERS is not set: list the numeric Telegram user ids that may use ' +
+        'the bot, comma-separated (the adapter logs the id of anyone it ignores), or set ' +
+        'TELEGRAM_ALLOW_ANYONE=1 to let anyone who finds the bot run turns on this agent',
+    );
+  }
+  const ids = new Set<number>();
+  for (const entry of list.split(',')) {
+    const id = entry.trim();
+    // User ids are positive (negative ids are group chats, not people).
+    if (!/^[1-9][0-9]{0,15}$/.test(id) || !Number.isSafeInteger(Number(id))) {
+      throw new ConfigError(
+        `TELEGRAM_ALLOWED_USERS: ${JSON.stringify(id)} is not a Telegram user id (a positive integer)`,
+      );
+    }
+    ids.add(Number(id));
+  }
+  return ids;
 }

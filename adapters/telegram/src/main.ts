@@ -1,8 +1,9 @@
 // `keel-telegram --agent <name>`: a Telegram bot for one keel agent. Inbound by long
 // polling; outbound from keel's outbox. Settings: KEEL_URL, KEEL_TOKEN, KEEL_TENANT,
-// TELEGRAM_BOT_TOKEN, TELEGRAM_API_ROOT (docs/channels.md).
+// TELEGRAM_BOT_TOKEN, TELEGRAM_ALLOWED_USERS, TELEGRAM_API_ROOT (docs/channels.md).
 
 import { Bot } from 'grammy';
+import { installAccessCheck } from './access.ts';
 import { ConfigError, loadAdapterConfig } from './config.ts';
 import { installApprovalButtons } from './approvals.ts';
 import { installInbound } from './inbound.ts';
@@ -27,6 +28,8 @@ async function main(): Promise<number> {
   };
   const keel = new KeelClient(config.keelUrl, config.keelToken, config.tenant);
   const bot = new Bot(config.botToken, { client: { apiRoot: config.apiRoot } });
+  // First: no handler below sees an update from someone not allowed.
+  installAccessCheck(bot, config.allowedUsers, log);
   installInbound(bot, keel, config.agent);
   installApprovalButtons(bot, keel);
   await bot.init();

@@ -9,8 +9,9 @@
 // inside the database (SQLite reuses them; the file does not shrink), and with less free
 // disk than a whole WAL cycle the WAL is kept short (SHORT_WAL_BYTES) until there is. A
 // readiness check does the same, counting only free disk space and asking for
-// PROBE_ROOM_BYTES: space freed outside keel is noticed without a delete. Not ready all
-// that time.
+// PROBE_ROOM_BYTES: space freed outside keel is noticed without a delete. So does a
+// re-check on a timer while the disk is full (write-health.ts), so writes resume without
+// anyone asking for readiness. Not ready all that time.
 
 import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -79,7 +80,7 @@ function makeReserve(path: string, bytes: number): boolean {
 }
 
 export class FullDiskGuard {
-  readonly health = new WriteHealth();
+  readonly health: WriteHealth;
   private freeing = 0;
 
   private readonly reservePath: string | null;
@@ -87,6 +88,7 @@ export class FullDiskGuard {
   private shortWal = false;
 
   constructor(private readonly options: FullDiskGuardOptions) {
+    this.health = new WriteHealth({ recheck: () => this.recover('probe') });
     this.reservePath = options.reservePath;
     if (this.reservePath && !makeReserve(this.reservePath, DISK_RESERVE_BYTES)) {
       this.health.record(
@@ -134,6 +136,10 @@ export class FullDiskGuard {
       return true;
     }
     if (this.reservePath) {
+      // Only a statfs while there is plainly no room (a re-check every few seconds).
+      if (trigger === 'probe') {
+        if (freeDiskBytes(this.reservePath) < DISK_RESERVE_BYTES + PROBE_ROOM_BYTES) return false;
+      }
       try {
         this.options.checkpoint();
       } catch {
@@ -149,6 +155,11 @@ export class FullDiskGuard {
     }
     this.health.record();
     return true;
+  }
+
+  /** The store is closing: no more re-checks. */
+  stop(): void {
+    this.health.stop();
   }
 
   private setShortWal(short: boolean): void {

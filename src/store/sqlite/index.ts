@@ -63,35 +63,39 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     options.exclusiveLock === false ? null : acquireDataDirLock(path);
   try {
     const db = openConnection({ path, durability: options.durability });
+    let disk: FullDiskGuard | null = null;
     try {
       const migrations = loadMigrations();
       applyMigrations(db, migrations, path, now);
       const threads = options.readThreads ?? defaultMemorySearchThreads();
       const reads = new ReadWindow(db);
+      // The reserve lives with the data dir its lock guards (a peer has neither).
+      disk = new FullDiskGuard({
+        reservePath: lock ? join(dirname(path), RESERVE_FILE_NAME) : null,
+        checkpoint: () => {
+          reads.close();
+          db.pragma('wal_checkpoint(TRUNCATE)');
+        },
+        freePagesBytes: () =>
+          Number(db.pragma('freelist_count', { simple: true })) *
+          Number(db.pragma('page_size', { simple: true })),
+        walCheckpointBytes: (bytes) => setWalCheckpointBytes(db, bytes),
+      });
       const ctx = new StoreContext(
         db,
         now,
         options.failpoints ?? inertFailpoints,
         seededBugs,
         threads > 0 ? new SqliteReadPool(path, threads, READER_PRAGMAS) : null,
-        // The reserve lives with the data dir its lock guards (a peer has neither).
-        new FullDiskGuard({
-          reservePath: lock ? join(dirname(path), RESERVE_FILE_NAME) : null,
-          checkpoint: () => {
-            reads.close();
-            db.pragma('wal_checkpoint(TRUNCATE)');
-          },
-          freePagesBytes: () =>
-            Number(db.pragma('freelist_count', { simple: true })) *
-            Number(db.pragma('page_size', { simple: true })),
-          walCheckpointBytes: (bytes) => setWalCheckpointBytes(db, bytes),
-        }),
+        disk,
         reads,
       );
       upgradeUnshardedVectorTables(ctx);
       const description = `sqlite ${path} (synchronous=${options.durability === 'full' ? 'FULL' : 'NORMAL'}, WAL)`;
       return new SqliteStore(ctx, lock, migrations, path, description);
     } catch (error) {
+      // A guard made on a full disk is re-checking: it stops with the store it was for.
+      disk?.stop();
       db.close();
       throw error;
     }

@@ -171,6 +171,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.ctx.disk.stop();
     // Writes already queued for the next group commit are committed, not dropped.
     this.ctx.flush();
     this.ctx.reads.close();
