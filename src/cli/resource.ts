@@ -38,6 +38,11 @@ export interface ResourceSpec {
   remove?: (c: Connection, parents: string[], name: string) => Promise<unknown>;
   /** Query flags `list` passes through (e.g. `status`, `prefix`). */
   filters?: string[];
+  /**
+   * Without --limit or --cursor, `list` follows next_cursor and prints every item (a
+   * noun whose list was not paged before, so its output stays complete).
+   */
+  allPages?: boolean;
 }
 
 export const LIST_FLAGS = '[--limit N] [--cursor C] [--json]';
@@ -65,7 +70,15 @@ async function list(
     const value = values[key];
     if (typeof value === 'string') query[key] = value;
   }
-  const body = await spec.list(client, parents, query);
+  let body = await spec.list(client, parents, query);
+  if (spec.allPages && query.limit === undefined && query.cursor === undefined) {
+    const items = [...(body[spec.listKey] ?? [])];
+    while (typeof body.next_cursor === 'string' && body.next_cursor) {
+      body = await spec.list(client, parents, { ...query, cursor: body.next_cursor });
+      items.push(...(body[spec.listKey] ?? []));
+    }
+    body = { [spec.listKey]: items, next_cursor: null };
+  }
   printList(
     print,
     { items: body[spec.listKey] ?? [], next_cursor: body.next_cursor, raw: body },

@@ -144,7 +144,9 @@ export function createKeelClient(options: KeelClientOptions) {
       overview: (tenant: string) => ok(api.GET(`${T}/overview`, { params: { path: tp(tenant) } })),
     },
     agents: {
-      list: (tenant: string) => ok(api.GET(`${T}/agents`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/agents`, 'get'> = {}) =>
+        ok(api.GET(`${T}/agents`, { params: { path: tp(tenant), query } })),
       put: (
         tenant: string,
         agent: string,
@@ -208,8 +210,18 @@ export function createKeelClient(options: KeelClientOptions) {
         agent: string,
         query: Query<`${typeof T}/threads/{agent}`, 'get'> = {},
       ) => ok(api.GET(`${T}/threads/{agent}`, { params: { path: { tenant, agent }, query } })),
-      get: (tenant: string, agent: string, scope: string) =>
-        ok(api.GET(`${T}/threads/{agent}/{scope}`, { params: { path: { tenant, agent, scope } } })),
+      /** The thread with one page of its messages; follow `next_cursor` for the rest. */
+      get: (
+        tenant: string,
+        agent: string,
+        scope: string,
+        query: Query<`${typeof T}/threads/{agent}/{scope}`, 'get'> = {},
+      ) =>
+        ok(
+          api.GET(`${T}/threads/{agent}/{scope}`, {
+            params: { path: { tenant, agent, scope }, query },
+          }),
+        ),
       delete: (tenant: string, agent: string, scope: string) =>
         ok(
           api.DELETE(`${T}/threads/{agent}/{scope}`, {

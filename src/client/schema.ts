@@ -148,7 +148,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** GET /v1/tenants/{tenant}/agents */
+    /**
+     * GET /v1/tenants/{tenant}/agents
+     * @description By name, one page at a time (follow next_cursor).
+     */
     get: operations['getTenantAgents'];
     put?: never;
     post?: never;
@@ -434,7 +437,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Read a thread */
+    /**
+     * Read a thread
+     * @description The thread with one page of its messages, oldest first; next_cursor pages on (409 CONFLICT when a turn changed the thread meanwhile).
+     */
     get: operations['getTenantThreadsByAgentByScope'];
     put?: never;
     post?: never;
@@ -2924,7 +2930,12 @@ export interface operations {
   };
   getTenantAgents: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -6027,7 +6038,12 @@ export interface operations {
   };
   getTenantThreadsByAgentByScope: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description messages in this page (also cut at the byte budget) */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */

@@ -118,13 +118,19 @@ export interface TenantStore {
 
 /** Agents and the threads (per-scope conversation context) their runs build. */
 export interface AgentStore {
+  /**
+   * `maxAgents` (tenant_limits.agents; absent: no quota): a create past it throws
+   * QUOTA_EXCEEDED, exact under racing writers; a replace always goes ahead.
+   */
   putAgent(
     tenant: string,
     name: string,
     spec: AgentSpec,
+    maxAgents?: number,
   ): Promise<{ agent: Agent; created: boolean }>;
   getAgent(tenant: string, name: string): Promise<Agent | null>;
-  listAgents(tenant: string): Promise<Agent[]>;
+  /** By name, keyset-paged like listSchedules. */
+  listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>>;
   /** Fails the agent's queued and running runs with AGENT_NOT_FOUND (their lanes free). */
   deleteAgent(tenant: string, name: string): Promise<boolean>;
 

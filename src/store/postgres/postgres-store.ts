@@ -208,14 +208,14 @@ export class PostgresStore implements Store {
     return tenants.findToken(this.ctx.read, id);
   }
 
-  putAgent(tenant: string, name: string, spec: AgentSpec) {
-    return tenants.putAgent(this.ctx, tenant, name, spec);
+  putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
+    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
   }
   getAgent(tenant: string, name: string): Promise<Agent | null> {
     return tenants.getAgent(this.ctx.read, tenant, name);
   }
-  listAgents(tenant: string): Promise<Agent[]> {
-    return tenants.listAgents(this.ctx.read, tenant);
+  listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
+    return tenants.listAgents(this.ctx.read, tenant, limit, cursor);
   }
   deleteAgent(tenant: string, name: string): Promise<boolean> {
     return tenants.deleteAgent(this.ctx, tenant, name);

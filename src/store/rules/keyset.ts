@@ -53,6 +53,9 @@ export function keysetListSql(
 /** Runs, newest first (run ids sort by creation). */
 export const RUN_LIST = { table: 'runs', key: 'run_id', descending: true } as const;
 
+/** Agents by name. */
+export const AGENT_LIST = { table: 'agents', key: 'name', descending: false, equals: {} } as const;
+
 /** Schedules by name. */
 export const SCHEDULE_LIST = { table: 'schedules', key: 'name', descending: false } as const;
 

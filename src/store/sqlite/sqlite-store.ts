@@ -222,14 +222,14 @@ export class SqliteStore implements Store {
     return tenants.findToken(this.ctx, id);
   }
 
-  async putAgent(tenant: string, name: string, spec: AgentSpec) {
-    return tenants.putAgent(this.ctx, tenant, name, spec);
+  async putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
+    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
   }
   async getAgent(tenant: string, name: string): Promise<Agent | null> {
     return tenants.getAgent(this.ctx, tenant, name);
   }
-  async listAgents(tenant: string): Promise<Agent[]> {
-    return tenants.listAgents(this.ctx, tenant);
+  async listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
+    return tenants.listAgents(this.ctx, tenant, limit, cursor);
   }
   async deleteAgent(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => tenants.deleteAgent(this.ctx, tenant, name));
