@@ -123,6 +123,17 @@ describe('agents: a paged list and a per-tenant quota', () => {
     assert.equal(after.status, 201, after.text);
   });
 
+  it('the memory-maintenance preset cannot create its agent past the quota either', async () => {
+    const before = await storeSnapshot(server.store);
+    const refused = await server.request('POST', `${T}/presets/memory-maintenance`, {
+      body: { model: 'fixture/echo' },
+    });
+    assert.equal(refused.status, 403, refused.text);
+    assert.equal(refused.body.error.code, 'QUOTA_EXCEEDED');
+    assert.equal(await storeSnapshot(server.store), before);
+    assert.equal((await server.store.listSchedules('acme', {}, 10)).items.length, 0);
+  });
+
   it('the OpenAI model list still names every agent', async () => {
     const models = await server.request('GET', `${T}/openai/models`);
     assert.equal(models.status, 200, models.text);

@@ -122,10 +122,7 @@ export function presetRoutes(
           },
           now(),
         );
-        const result = await store.putSchedule(tenant, MAINTENANCE_SCHEDULE, {
-          ...write,
-          max_schedules: deps.config.tenant_limits.schedules,
-        });
+        const result = await store.putSchedule(tenant, MAINTENANCE_SCHEDULE, write);
         installedSchedule = result.schedule;
         scheduleCreated = result.created;
       }
