@@ -1,8 +1,8 @@
 // Lists that used to come back whole (issue: "unpaged list responses can grow the process
 // by gigabytes"): the agents list, the memory list and one thread's messages come in
 // pages cut at tenant_limits.list_page_bytes, and following next_cursor yields every
-// item exactly once; an agent create past tenant_limits.agents is 403 QUOTA_EXCEEDED
-// and writes nothing.
+// item exactly once; so do secrets, MCP servers, WebAssembly tools and webhooks; an
+// agent create past tenant_limits.agents is 403 QUOTA_EXCEEDED and writes nothing.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +20,8 @@ import { createMetrics } from '../src/metrics.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer, storeSnapshot } from './helpers/api-server.ts';
+import type { TestKeel } from './helpers/keel-server.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
 
 /** The smallest budget the config accepts: a few KiB items fill it quickly. */
 const PAGE_BYTES = 65_536;
@@ -273,4 +275,63 @@ describe('memory list: the page byte budget', () => {
       Array.from({ length: FACTS }, (_, index) => `f-${String(index).padStart(3, '0')}`),
     );
   });
+});
+
+describe('secrets, MCP servers, WebAssembly tools and webhooks: paged by name', () => {
+  let keel: TestKeel;
+  const names = ['c', 'a', 'e', 'b', 'd'];
+  before(async () => {
+    keel = await startTestKeel({ toml: '[memory]\nembedder = "hash"\n' });
+    await keel.store.createTenant('acme', {});
+    for (const name of names) {
+      await keel.store.putSecret('acme', name, `value-${name}`);
+      await keel.store.putMcpServer('acme', name, {
+        spec: { enabled: false, transport: { type: 'http', url: 'https://mcp.example/' } },
+        tools: [],
+        last_error: null,
+      });
+      await keel.store.putWasmTool('acme', name, {
+        manifest: {
+          description: name,
+          input_schema: { type: 'object' },
+          effect: 'read',
+          timeout_ms: 1000,
+          memory_limit_mb: 16,
+          max_output_bytes: 1024,
+        },
+        module: new Uint8Array(16),
+      });
+      await keel.store.putWebhook('acme', name, `https://hooks.example/${name}`, `whsec_${name}`);
+    }
+  });
+  after(() => keel.close());
+
+  for (const [route, key] of [
+    ['secrets', 'secrets'],
+    ['mcp', 'servers'],
+    ['wasm-tools', 'tools'],
+    ['webhooks', 'webhooks'],
+  ] as const) {
+    it(`GET T/${route} pages with limit and cursor; without them the first page has all`, async () => {
+      const get = async (query: string) => {
+        const response = await fetch(`${keel.url}/v1/tenants/acme/${route}${query}`);
+        assert.equal(response.status, 200, route);
+        return (await response.json()) as Record<string, unknown>;
+      };
+      const listed = await allPages(async (cursor) => {
+        const body = await get(`?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        const items = body[key] as { name: string }[];
+        assert.ok(items.length <= 2);
+        return { items, bytes: 0, next: body.next_cursor };
+      });
+      assert.equal(listed.pages, 3);
+      assert.deepEqual(
+        listed.items.map((item) => item.name),
+        ['a', 'b', 'c', 'd', 'e'],
+      );
+      const whole = await get('');
+      assert.equal((whole[key] as unknown[]).length, 5);
+      assert.equal(whole.next_cursor, null);
+    });
+  }
 });

@@ -210,7 +210,7 @@ describe('keel nouns', () => {
     assert.ok(json.next_cursor);
   });
 
-  it('agents list and threads get follow next_cursor and show everything', async () => {
+  it('agents list, secrets list and threads get follow next_cursor and show everything', async () => {
     // 120 agents: more than one page of the agents list (100 by default).
     for (let index = 0; index < 120; index += 1) {
       await keel.store.putAgent('nouns', `bulk-${String(index).padStart(3, '0')}`, {
@@ -229,6 +229,12 @@ describe('keel nouns', () => {
       .filter((line) => line.startsWith('bulk-'));
     assert.equal(table.length, 120);
     assert.match(await ok('agents', 'list', '--limit', '3'), /\(more: add --cursor /);
+    // `secrets list` (like `mcp list` and `wasm list`) prints every page too.
+    for (let index = 0; index < 120; index += 1) {
+      await keel.store.putSecret('nouns', `s-${String(index).padStart(3, '0')}`, 'v');
+    }
+    const secrets = (await ok('secrets', 'list')).split('\n').filter((line) => line !== '');
+    assert.equal(secrets.length, 120);
     // A thread of 40 messages of 8 KB: several pages of the route, one thread in the CLI.
     const messages = Array.from({ length: 40 }, (_, index) => ({
       role: index % 2 === 0 ? 'user' : 'assistant',

@@ -10,6 +10,7 @@ import type { Connection } from './keel.ts';
 import { connect } from './keel.ts';
 import type { Column } from './table.ts';
 import { printList } from './table.ts';
+import { everyItem } from './every-page.ts';
 
 type Print = (text: string) => void;
 // The nouns' bodies differ; the table columns read them loosely.
@@ -70,15 +71,16 @@ async function list(
     const value = values[key];
     if (typeof value === 'string') query[key] = value;
   }
-  let body = await spec.list(client, parents, query);
-  if (spec.allPages && query.limit === undefined && query.cursor === undefined) {
-    const items = [...(body[spec.listKey] ?? [])];
-    while (typeof body.next_cursor === 'string' && body.next_cursor) {
-      body = await spec.list(client, parents, { ...query, cursor: body.next_cursor });
-      items.push(...(body[spec.listKey] ?? []));
-    }
-    body = { [spec.listKey]: items, next_cursor: null };
-  }
+  const body =
+    spec.allPages && query.limit === undefined && query.cursor === undefined
+      ? {
+          [spec.listKey]: await everyItem(
+            (cursor) => spec.list(client, parents, cursor ? { ...query, cursor } : query),
+            spec.listKey,
+          ),
+          next_cursor: null,
+        }
+      : await spec.list(client, parents, query);
   printList(
     print,
     { items: body[spec.listKey] ?? [], next_cursor: body.next_cursor, raw: body },

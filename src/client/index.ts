@@ -355,14 +355,18 @@ export function createKeelClient(options: KeelClientOptions) {
         ),
     },
     secrets: {
-      list: (tenant: string) => ok(api.GET(`${T}/secrets`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/secrets`, 'get'> = {}) =>
+        ok(api.GET(`${T}/secrets`, { params: { path: tp(tenant), query } })),
       put: (tenant: string, name: string, body: RequestBody<`${typeof T}/secrets/{name}`, 'put'>) =>
         ok(api.PUT(`${T}/secrets/{name}`, { params: { path: { tenant, name } }, body })),
       delete: (tenant: string, name: string) =>
         ok(api.DELETE(`${T}/secrets/{name}`, { params: { path: { tenant, name } } })),
     },
     mcp: {
-      list: (tenant: string) => ok(api.GET(`${T}/mcp`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/mcp`, 'get'> = {}) =>
+        ok(api.GET(`${T}/mcp`, { params: { path: tp(tenant), query } })),
       get: (tenant: string, name: string) =>
         ok(api.GET(`${T}/mcp/{name}`, { params: { path: { tenant, name } } })),
       put: (tenant: string, name: string, body: RequestBody<`${typeof T}/mcp/{name}`, 'put'>) =>
@@ -371,7 +375,9 @@ export function createKeelClient(options: KeelClientOptions) {
         ok(api.DELETE(`${T}/mcp/{name}`, { params: { path: { tenant, name } } })),
     },
     wasmTools: {
-      list: (tenant: string) => ok(api.GET(`${T}/wasm-tools`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/wasm-tools`, 'get'> = {}) =>
+        ok(api.GET(`${T}/wasm-tools`, { params: { path: tp(tenant), query } })),
       get: (tenant: string, name: string) =>
         ok(api.GET(`${T}/wasm-tools/{name}`, { params: { path: { tenant, name } } })),
       put: (

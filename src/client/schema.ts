@@ -7261,7 +7261,12 @@ export interface operations {
   };
   getTenantSecrets: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -7754,7 +7759,12 @@ export interface operations {
   };
   getTenantMcp: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -8385,7 +8395,12 @@ export interface operations {
   };
   getTenantWasmTools: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -11126,7 +11141,12 @@ export interface operations {
   };
   getTenantWebhooks: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { agentSpecSchema } from '../agent-schema.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { cursorSchema, deletedSchema, nameSchema, queryInt, tenantParams } from '../schemas.ts';
+import { deletedSchema, namedListQuery, nameSchema, tenantParams } from '../schemas.ts';
 import { listPager } from '../page-budget.ts';
 import type { AgentStore } from '../../store/store.ts';
 import type { KnownNamesFor } from '../../tools/known-names.ts';
@@ -16,10 +16,6 @@ import { memoryFlushProblem } from '../../runtime/memory-flush.ts';
 type Deps = ApiDepsWith<AgentStore>;
 
 const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
-const listQuery = z.strictObject({
-  limit: queryInt(1, 200, 100),
-  cursor: cursorSchema.optional(),
-});
 
 export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFor): void {
   const { store } = deps;
@@ -33,7 +29,7 @@ export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFo
       schema: {
         tags,
         params: tenantParams,
-        querystring: listQuery,
+        querystring: namedListQuery,
         description: 'By name, one page at a time (follow next_cursor).',
       },
     },

@@ -482,6 +482,13 @@ export class SqliteStore implements Store {
   async listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
     return wasmTools.listWasmTools(this.ctx, tenant);
   }
+  async listWasmToolsPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<WasmToolInfo>> {
+    return wasmTools.listWasmToolsPage(this.ctx, tenant, limit, cursor);
+  }
   async deleteWasmTool(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => wasmTools.deleteWasmTool(this.ctx, tenant, name));
   }
@@ -499,6 +506,13 @@ export class SqliteStore implements Store {
   async listMcpServers(tenant: string): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx, tenant);
   }
+  async listMcpServersPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<McpServerRecord>> {
+    return mcp.listMcpServersPage(this.ctx, tenant, limit, cursor);
+  }
   async listAllMcpServers(): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx, null);
   }
@@ -515,8 +529,8 @@ export class SqliteStore implements Store {
   async putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
     return mcp.putSecret(this.ctx, tenant, name, value);
   }
-  async listSecrets(tenant: string): Promise<SecretInfo[]> {
-    return mcp.listSecrets(this.ctx, tenant);
+  async listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
+    return mcp.listSecrets(this.ctx, tenant, limit, cursor);
   }
   async getSecretValue(tenant: string, name: string): Promise<string | null> {
     return mcp.getSecretValue(this.ctx, tenant, name);
@@ -537,8 +551,8 @@ export class SqliteStore implements Store {
   async getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
     return webhooks.getWebhook(this.ctx, tenant, name);
   }
-  async listWebhooks(tenant: string): Promise<WebhookInfo[]> {
-    return webhooks.listWebhooks(this.ctx, tenant);
+  async listWebhooks(tenant: string, limit: number, cursor?: string): Promise<Page<WebhookInfo>> {
+    return webhooks.listWebhooks(this.ctx, tenant, limit, cursor);
   }
   async rotateWebhookSecret(
     tenant: string,
