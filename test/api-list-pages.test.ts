@@ -335,3 +335,57 @@ describe('secrets, MCP servers, WebAssembly tools and webhooks: paged by name', 
     });
   }
 });
+
+describe("a run's entries: in pages", () => {
+  let keel: TestKeel;
+  before(async () => {
+    keel = await startTestKeel({
+      toml: `[memory]\nembedder = "hash"\n[tenant_limits]\nlist_page_bytes = ${PAGE_BYTES}\n`,
+    });
+    await keel.store.createTenant('acme', {});
+    const agent = await fetch(`${keel.url}/v1/tenants/acme/agents/echo`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'fixture/echo' }),
+    });
+    assert.equal(agent.status, 201);
+  });
+  after(() => keel.close());
+
+  it('come back within the byte budget, every entry once, in order', async () => {
+    // The input (40 KB) and its echo make two entries that do not fit one page together.
+    const text = `hello ${'x'.repeat(40_000)}`;
+    const turn = await fetch(`${keel.url}/v1/tenants/acme/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'echo', scope: 's', payload: { text } }),
+    });
+    assert.equal(turn.status, 202, await turn.clone().text());
+    const { run_id: runId } = (await turn.json()) as { run_id: string };
+    const done = await fetch(`${keel.url}/v1/tenants/acme/runs/${runId}/wait?timeout_ms=30000`);
+    const finished = (await done.json()) as { run: { status: string; error?: unknown } };
+    assert.equal(finished.run.status, 'succeeded', JSON.stringify(finished.run.error));
+    const stored = await keel.store.loadEntries(runId);
+    const read = await allPages(async (cursor) => {
+      const response = await fetch(
+        `${keel.url}/v1/tenants/acme/runs/${runId}/entries?after=${cursor ?? 0}`,
+      );
+      assert.equal(response.status, 200);
+      const body = await response.text();
+      const page = JSON.parse(body) as { entries: { seq: number }[]; next_after: number | null };
+      return {
+        items: page.entries,
+        bytes: body.length,
+        next: typeof page.next_after === 'number' ? String(page.next_after) : undefined,
+      };
+    });
+    console.log(
+      `run entries: ${read.items.length} entries in ${read.pages} pages, largest ${read.largestBytes} bytes (budget ${PAGE_BYTES})`,
+    );
+    assert.ok(read.pages > 1, 'more than one page');
+    assert.deepEqual(
+      read.items.map((entry) => entry.seq),
+      stored.map((entry) => entry.seq),
+    );
+  });
+});

@@ -123,8 +123,12 @@ export function createKeelClient(options: KeelClientOptions) {
     /** One page of the run's persisted events (`after` a seq, at most 1000). */
     trace: (tenant: string, id: string, query: Query<`${typeof T}/runs/{id}/trace`, 'get'> = {}) =>
       ok(api.GET(`${T}/runs/{id}/trace`, { params: { path: { tenant, id }, query } })),
-    entries: (tenant: string, id: string) =>
-      ok(api.GET(`${T}/runs/{id}/entries`, { params: { path: { tenant, id } } })),
+    /** One page of the run's entries (`after` a seq); `next_after` is the next page's. */
+    entries: (
+      tenant: string,
+      id: string,
+      query: Query<`${typeof T}/runs/{id}/entries`, 'get'> = {},
+    ) => ok(api.GET(`${T}/runs/{id}/entries`, { params: { path: { tenant, id }, query } })),
     fork: (tenant: string, id: string, body: RequestBody<`${typeof T}/runs/{id}/fork`, 'post'>) =>
       ok(api.POST(`${T}/runs/{id}/fork`, { params: { path: { tenant, id } }, body })),
   };

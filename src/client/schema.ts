@@ -294,7 +294,7 @@ export interface paths {
     };
     /**
      * GET /v1/tenants/{tenant}/runs/{id}/entries
-     * @description The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order.
+     * @description The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order, a page at a time: next_after (null on the last page) is the `after` of the next.
      */
     get: operations['getTenantRunsByIdEntries'];
     put?: never;
@@ -4716,7 +4716,12 @@ export interface operations {
   };
   getTenantRunsByIdEntries: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description return entries with seq greater than this */
+        after?: string;
+        /** @description entries in this page (also cut at the byte budget) */
+        limit?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
