@@ -102,6 +102,7 @@ const fileSchema = z.strictObject({
       running_runs: z.number().int().min(1).max(1_000_000).optional(),
       queued_runs: z.number().int().min(1).optional(),
       schedules: z.number().int().min(1).optional(),
+      agents: z.number().int().min(1).optional(),
       requests_per_s: z.number().min(0.01).optional(),
       request_burst: z.number().int().min(1).optional(),
       list_page_bytes: z.number().int().min(65_536).optional(),
@@ -172,7 +173,8 @@ export interface KeelConfig {
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
 // One greedy tenant must not slow the others: it gets at most `running_runs` worker
-// slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules, and a token bucket of
+// slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules,
+// `agents` agents, and a token bucket of
 // `requests_per_s` (burst `request_burst`) on its routes; list pages stop at
 // `list_page_bytes` of items. Its memory facts may hold `memory_bytes` and its artifacts
 // `artifact_bytes` (src/store/rules/tenant-usage.ts), so one tenant cannot fill the disk.
@@ -186,6 +188,7 @@ export interface TenantLimits {
   running_runs_when_alone: boolean;
   queued_runs: number;
   schedules: number;
+  agents: number;
   requests_per_s: number;
   request_burst: number;
   list_page_bytes: number;
@@ -210,6 +213,7 @@ function tenantLimitsOf(
     running_runs_when_alone: file?.running_runs !== undefined,
     queued_runs: file?.queued_runs ?? 10_000,
     schedules: file?.schedules ?? 1_000,
+    agents: file?.agents ?? 1_000,
     requests_per_s: file?.requests_per_s ?? 200,
     request_burst: file?.request_burst ?? 400,
     list_page_bytes: file?.list_page_bytes ?? 4_194_304,

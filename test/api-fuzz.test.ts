@@ -120,7 +120,7 @@ describe('bad-input fuzzer', () => {
   it('answers every malformed request with a 4xx error and changes nothing', async () => {
     const before = await storeSnapshot(server.store);
     const tenantsBefore = await server.store.listTenants();
-    const agentsBefore = await server.store.listAgents('demo');
+    const agentsBefore = await server.store.listAgents('demo', 200);
     const tokens: Record<string, string | null> = {
       admin: server.adminToken,
       none: null,
@@ -154,6 +154,6 @@ describe('bad-input fuzzer', () => {
     assert.equal((await server.request('GET', '/healthz')).status, 200);
     assert.equal(await storeSnapshot(server.store), before);
     assert.deepEqual(await server.store.listTenants(), tenantsBefore);
-    assert.deepEqual(await server.store.listAgents('demo'), agentsBefore);
+    assert.deepEqual(await server.store.listAgents('demo', 200), agentsBefore);
   });
 });

@@ -111,7 +111,7 @@ describe('tenants', () => {
     assert.deepEqual(deleted.body, { deleted: true });
     assert.equal((await server.request('GET', '/v1/tenants/doomed')).status, 404);
     assert.equal(await server.store.getTenant('doomed'), null);
-    assert.deepEqual(await server.store.listAgents('doomed'), []);
+    assert.deepEqual((await server.store.listAgents('doomed', 200)).items, []);
     assert.deepEqual(await server.store.listTokens('doomed'), []);
     assert.equal(await server.store.getRun('doomed', turn.body.run_id), null);
     const withToken = await server.request('GET', '/v1/tenants/doomed/agents', { token });

@@ -1,12 +1,14 @@
 // The CLI's nouns as a user runs them (child processes against a keel on loopback):
 // empty lists say so, aligned tables by default, `--json` is the API's body, get / put /
-// rm round-trip through the server, and `runs list` pages with --limit / --cursor.
+// rm round-trip through the server, and `runs list` pages with --limit / --cursor, while
+// `agents list` and `threads get` follow the cursor and show everything.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 
@@ -41,7 +43,10 @@ async function ok(...args: string[]): Promise<string> {
 
 before(async () => {
   // The hash embedder: no word-vector cache to build before the first memory call.
-  keel = await startTestKeel({ toml: '[memory]\nembedder = "hash"\n' });
+  // The smallest list page budget, so a thread of a few hundred KiB needs several pages.
+  keel = await startTestKeel({
+    toml: '[memory]\nembedder = "hash"\n[tenant_limits]\nlist_page_bytes = 65536\n',
+  });
   await ok('tenant', 'create', 'nouns');
 });
 
@@ -203,5 +208,57 @@ describe('keel nouns', () => {
     };
     assert.equal(json.runs.length, 1);
     assert.ok(json.next_cursor);
+  });
+
+  it('agents list, secrets list and threads get follow next_cursor and show everything', async () => {
+    // 120 agents: more than one page of the agents list (100 by default).
+    for (let index = 0; index < 120; index += 1) {
+      await keel.store.putAgent('nouns', `bulk-${String(index).padStart(3, '0')}`, {
+        model: 'fixture/echo',
+      } as never);
+    }
+    const json = JSON.parse(await ok('agents', 'list', '--json')) as {
+      agents: { name: string }[];
+      next_cursor: string | null;
+    };
+    const bulk = json.agents.filter((agent) => agent.name.startsWith('bulk-'));
+    assert.equal(bulk.length, 120);
+    assert.equal(json.next_cursor, null);
+    const table = (await ok('agents', 'list'))
+      .split('\n')
+      .filter((line) => line.startsWith('bulk-'));
+    assert.equal(table.length, 120);
+    assert.match(await ok('agents', 'list', '--limit', '3'), /\(more: add --cursor /);
+    // `secrets list` (like `mcp list` and `wasm list`) prints every page too.
+    for (let index = 0; index < 120; index += 1) {
+      await keel.store.putSecret('nouns', `s-${String(index).padStart(3, '0')}`, 'v');
+    }
+    const secrets = (await ok('secrets', 'list')).split('\n').filter((line) => line !== '');
+    assert.equal(secrets.length, 120);
+    // A thread of 40 messages of 8 KB: several pages of the route, one thread in the CLI.
+    const messages = Array.from({ length: 40 }, (_, index) => ({
+      role: index % 2 === 0 ? 'user' : 'assistant',
+      content: `${index}:${'m'.repeat(8_000)}`,
+      run_id: `run-${Math.floor(index / 2)}`,
+      ts: new Date(1_700_000_000_000 + index).toISOString(),
+    }));
+    const db = new Database(join(keel.dir, 'keel.db'));
+    try {
+      db.prepare(
+        `INSERT INTO threads (tenant, agent, scope, revision, turns, messages, updated_at)
+         VALUES ('nouns', 'bulk-000', 'long', 1, 20, ?, ?)`,
+      ).run(JSON.stringify(messages), Date.now());
+    } finally {
+      db.close();
+    }
+    const first = await fetch(`${keel.url}/v1/tenants/nouns/threads/bulk-000/long`);
+    assert.ok(((await first.json()) as { next_cursor: string | null }).next_cursor, 'paged');
+    const thread = JSON.parse(await ok('threads', 'get', 'bulk-000', 'long')) as {
+      messages: { content: string }[];
+    };
+    assert.deepEqual(
+      thread.messages.map((message) => Number(message.content.split(':')[0])),
+      messages.map((_, index) => index),
+    );
   });
 });

@@ -163,7 +163,7 @@ export async function buildApi(deps: ApiDeps): Promise<FastifyInstance> {
   if (deps.wasm) wasmToolRoutes(zodApp, deps, deps.wasm);
   artifactRoutes(zodApp, deps);
   scheduleRoutes(zodApp, deps);
-  if (deps.memory) memoryRoutes(zodApp, deps.memory);
+  if (deps.memory) memoryRoutes(zodApp, deps.memory, deps.config.tenant_limits.list_page_bytes);
   presetRoutes(zodApp, deps, knownNamesFor);
   webhookRoutes(zodApp, deps);
   await openaiRoutes(zodApp, deps);

@@ -38,6 +38,12 @@ export const destinationSchema = z
 
 export const cursorSchema = z.string().min(1).max(1024).describe('opaque cursor from next_cursor');
 
+/** The query of a list of named things (agents, secrets, MCP servers, …): by name, paged. */
+export const namedListQuery = z.strictObject({
+  limit: queryInt(1, 200, 100),
+  cursor: cursorSchema.optional(),
+});
+
 /** A non-negative integer in a query string (which arrives as text). */
 export function queryInt(min: number, max: number, fallback: number) {
   return (

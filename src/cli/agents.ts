@@ -5,9 +5,10 @@ import { resourceCommand, resourceUsage } from './resource.ts';
 
 const AGENTS: ResourceSpec = {
   noun: 'agents',
-  // The agents list is not paged (the route takes no --limit/--cursor).
-  list: ({ keel, tenant }) => keel.agents.list(tenant),
+  list: ({ keel, tenant }, _, query) => keel.agents.list(tenant, query),
   listKey: 'agents',
+  // `keel agents list` showed every agent before the route was paged; it still does.
+  allPages: true,
   columns: [
     { title: 'NAME', value: (agent) => agent.name },
     { title: 'MODEL', value: (agent) => agent.model },

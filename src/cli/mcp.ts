@@ -5,6 +5,7 @@
 import { text } from 'node:stream/consumers';
 import { parseCommand } from './args.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { everyItem } from './every-page.ts';
 import { UsageError } from './errors.ts';
 import { connect } from './keel.ts';
 
@@ -67,7 +68,10 @@ export async function mcpCommand(
   const serverName = (): string => named(name, `mcp ${action} needs a server name`);
   switch (action) {
     case 'list': {
-      const { servers } = await keel.mcp.list(tenant);
+      const servers = await everyItem(
+        (cursor) => keel.mcp.list(tenant, cursor ? { cursor } : {}),
+        'servers',
+      );
       for (const server of servers as Loose[]) {
         const where =
           server.transport.type === 'stdio'
@@ -113,7 +117,10 @@ export async function secretsCommand(
   const secretName = (): string => named(name, `secrets ${action} needs a secret name`);
   switch (action) {
     case 'list': {
-      const { secrets } = await keel.secrets.list(tenant);
+      const secrets = await everyItem(
+        (cursor) => keel.secrets.list(tenant, cursor ? { cursor } : {}),
+        'secrets',
+      );
       for (const secret of secrets as Loose[]) print(`${secret.name}\t${secret.updated_at}\n`);
       return 0;
     }

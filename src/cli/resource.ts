@@ -10,6 +10,7 @@ import type { Connection } from './keel.ts';
 import { connect } from './keel.ts';
 import type { Column } from './table.ts';
 import { printList } from './table.ts';
+import { everyItem } from './every-page.ts';
 
 type Print = (text: string) => void;
 // The nouns' bodies differ; the table columns read them loosely.
@@ -38,6 +39,11 @@ export interface ResourceSpec {
   remove?: (c: Connection, parents: string[], name: string) => Promise<unknown>;
   /** Query flags `list` passes through (e.g. `status`, `prefix`). */
   filters?: string[];
+  /**
+   * Without --limit or --cursor, `list` follows next_cursor and prints every item (a
+   * noun whose list was not paged before, so its output stays complete).
+   */
+  allPages?: boolean;
 }
 
 export const LIST_FLAGS = '[--limit N] [--cursor C] [--json]';
@@ -65,7 +71,16 @@ async function list(
     const value = values[key];
     if (typeof value === 'string') query[key] = value;
   }
-  const body = await spec.list(client, parents, query);
+  const body =
+    spec.allPages && query.limit === undefined && query.cursor === undefined
+      ? {
+          [spec.listKey]: await everyItem(
+            (cursor) => spec.list(client, parents, cursor ? { ...query, cursor } : query),
+            spec.listKey,
+          ),
+          next_cursor: null,
+        }
+      : await spec.list(client, parents, query);
   printList(
     print,
     { items: body[spec.listKey] ?? [], next_cursor: body.next_cursor, raw: body },

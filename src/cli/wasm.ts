@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseCommand } from './args.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
+import { everyItem } from './every-page.ts';
 import { UsageError } from './errors.ts';
 import { connect } from './keel.ts';
 
@@ -46,7 +47,10 @@ export async function wasmCommand(
   };
   switch (action) {
     case 'list': {
-      const { tools } = await keel.wasmTools.list(tenant);
+      const tools = await everyItem(
+        (cursor) => keel.wasmTools.list(tenant, cursor ? { cursor } : {}),
+        'tools',
+      );
       for (const tool of tools as Loose[]) {
         print(
           `${tool.tool}\t${tool.effect}\t${tool.module_bytes} bytes\t${tool.timeout_ms} ms\t${tool.memory_limit_mb} MiB\t${tool.description}\n`,

@@ -123,8 +123,12 @@ export function createKeelClient(options: KeelClientOptions) {
     /** One page of the run's persisted events (`after` a seq, at most 1000). */
     trace: (tenant: string, id: string, query: Query<`${typeof T}/runs/{id}/trace`, 'get'> = {}) =>
       ok(api.GET(`${T}/runs/{id}/trace`, { params: { path: { tenant, id }, query } })),
-    entries: (tenant: string, id: string) =>
-      ok(api.GET(`${T}/runs/{id}/entries`, { params: { path: { tenant, id } } })),
+    /** One page of the run's entries (`after` a seq); `next_after` is the next page's. */
+    entries: (
+      tenant: string,
+      id: string,
+      query: Query<`${typeof T}/runs/{id}/entries`, 'get'> = {},
+    ) => ok(api.GET(`${T}/runs/{id}/entries`, { params: { path: { tenant, id }, query } })),
     fork: (tenant: string, id: string, body: RequestBody<`${typeof T}/runs/{id}/fork`, 'post'>) =>
       ok(api.POST(`${T}/runs/{id}/fork`, { params: { path: { tenant, id } }, body })),
   };
@@ -144,7 +148,9 @@ export function createKeelClient(options: KeelClientOptions) {
       overview: (tenant: string) => ok(api.GET(`${T}/overview`, { params: { path: tp(tenant) } })),
     },
     agents: {
-      list: (tenant: string) => ok(api.GET(`${T}/agents`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/agents`, 'get'> = {}) =>
+        ok(api.GET(`${T}/agents`, { params: { path: tp(tenant), query } })),
       put: (
         tenant: string,
         agent: string,
@@ -208,8 +214,18 @@ export function createKeelClient(options: KeelClientOptions) {
         agent: string,
         query: Query<`${typeof T}/threads/{agent}`, 'get'> = {},
       ) => ok(api.GET(`${T}/threads/{agent}`, { params: { path: { tenant, agent }, query } })),
-      get: (tenant: string, agent: string, scope: string) =>
-        ok(api.GET(`${T}/threads/{agent}/{scope}`, { params: { path: { tenant, agent, scope } } })),
+      /** The thread with one page of its messages; follow `next_cursor` for the rest. */
+      get: (
+        tenant: string,
+        agent: string,
+        scope: string,
+        query: Query<`${typeof T}/threads/{agent}/{scope}`, 'get'> = {},
+      ) =>
+        ok(
+          api.GET(`${T}/threads/{agent}/{scope}`, {
+            params: { path: { tenant, agent, scope }, query },
+          }),
+        ),
       delete: (tenant: string, agent: string, scope: string) =>
         ok(
           api.DELETE(`${T}/threads/{agent}/{scope}`, {
@@ -343,14 +359,18 @@ export function createKeelClient(options: KeelClientOptions) {
         ),
     },
     secrets: {
-      list: (tenant: string) => ok(api.GET(`${T}/secrets`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/secrets`, 'get'> = {}) =>
+        ok(api.GET(`${T}/secrets`, { params: { path: tp(tenant), query } })),
       put: (tenant: string, name: string, body: RequestBody<`${typeof T}/secrets/{name}`, 'put'>) =>
         ok(api.PUT(`${T}/secrets/{name}`, { params: { path: { tenant, name } }, body })),
       delete: (tenant: string, name: string) =>
         ok(api.DELETE(`${T}/secrets/{name}`, { params: { path: { tenant, name } } })),
     },
     mcp: {
-      list: (tenant: string) => ok(api.GET(`${T}/mcp`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/mcp`, 'get'> = {}) =>
+        ok(api.GET(`${T}/mcp`, { params: { path: tp(tenant), query } })),
       get: (tenant: string, name: string) =>
         ok(api.GET(`${T}/mcp/{name}`, { params: { path: { tenant, name } } })),
       put: (tenant: string, name: string, body: RequestBody<`${typeof T}/mcp/{name}`, 'put'>) =>
@@ -359,7 +379,9 @@ export function createKeelClient(options: KeelClientOptions) {
         ok(api.DELETE(`${T}/mcp/{name}`, { params: { path: { tenant, name } } })),
     },
     wasmTools: {
-      list: (tenant: string) => ok(api.GET(`${T}/wasm-tools`, { params: { path: tp(tenant) } })),
+      /** One page by name; follow `next_cursor` for the rest. */
+      list: (tenant: string, query: Query<`${typeof T}/wasm-tools`, 'get'> = {}) =>
+        ok(api.GET(`${T}/wasm-tools`, { params: { path: tp(tenant), query } })),
       get: (tenant: string, name: string) =>
         ok(api.GET(`${T}/wasm-tools/{name}`, { params: { path: { tenant, name } } })),
       put: (

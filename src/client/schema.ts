@@ -148,7 +148,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** GET /v1/tenants/{tenant}/agents */
+    /**
+     * GET /v1/tenants/{tenant}/agents
+     * @description By name, one page at a time (follow next_cursor).
+     */
     get: operations['getTenantAgents'];
     put?: never;
     post?: never;
@@ -291,7 +294,7 @@ export interface paths {
     };
     /**
      * GET /v1/tenants/{tenant}/runs/{id}/entries
-     * @description The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order.
+     * @description The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order, a page at a time: next_after (null on the last page) is the `after` of the next.
      */
     get: operations['getTenantRunsByIdEntries'];
     put?: never;
@@ -434,7 +437,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Read a thread */
+    /**
+     * Read a thread
+     * @description The thread with one page of its messages, oldest first; next_cursor pages on (409 CONFLICT when a turn changed the thread meanwhile).
+     */
     get: operations['getTenantThreadsByAgentByScope'];
     put?: never;
     post?: never;
@@ -2924,7 +2930,12 @@ export interface operations {
   };
   getTenantAgents: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -4705,7 +4716,12 @@ export interface operations {
   };
   getTenantRunsByIdEntries: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description return entries with seq greater than this */
+        after?: string;
+        /** @description entries in this page (also cut at the byte budget) */
+        limit?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -6027,7 +6043,12 @@ export interface operations {
   };
   getTenantThreadsByAgentByScope: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description messages in this page (also cut at the byte budget) */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -7245,7 +7266,12 @@ export interface operations {
   };
   getTenantSecrets: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -7738,7 +7764,12 @@ export interface operations {
   };
   getTenantMcp: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -8369,7 +8400,12 @@ export interface operations {
   };
   getTenantWasmTools: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */
@@ -11110,7 +11146,12 @@ export interface operations {
   };
   getTenantWebhooks: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description integer 1–200, default 100 */
+        limit?: string;
+        /** @description opaque cursor from next_cursor */
+        cursor?: string;
+      };
       header?: never;
       path: {
         /** @description a name: lower-case letters, digits, ".", "_" and "-", at most 64 */

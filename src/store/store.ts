@@ -118,13 +118,19 @@ export interface TenantStore {
 
 /** Agents and the threads (per-scope conversation context) their runs build. */
 export interface AgentStore {
+  /**
+   * `maxAgents` (tenant_limits.agents; absent: no quota): a create past it throws
+   * QUOTA_EXCEEDED, exact under racing writers; a replace always goes ahead.
+   */
   putAgent(
     tenant: string,
     name: string,
     spec: AgentSpec,
+    maxAgents?: number,
   ): Promise<{ agent: Agent; created: boolean }>;
   getAgent(tenant: string, name: string): Promise<Agent | null>;
-  listAgents(tenant: string): Promise<Agent[]>;
+  /** By name, keyset-paged like listSchedules. */
+  listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>>;
   /** Fails the agent's queued and running runs with AGENT_NOT_FOUND (their lanes free). */
   deleteAgent(tenant: string, name: string): Promise<boolean>;
 
@@ -317,7 +323,14 @@ export interface McpServerStore {
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
   ): Promise<{ server: McpServerRecord; created: boolean }>;
   getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null>;
+  /** Every server of the tenant (its tool catalog); the API lists them with listMcpServersPage. */
   listMcpServers(tenant: string): Promise<McpServerRecord[]>;
+  /** By name, keyset-paged. */
+  listMcpServersPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<McpServerRecord>>;
   /** Every tenant's servers (rediscovery at startup). */
   listAllMcpServers(): Promise<McpServerRecord[]>;
   /** Records a rediscovery; false when the server is gone. */
@@ -333,7 +346,8 @@ export interface McpServerStore {
 export interface SecretStore {
   /** Throws TENANT_NOT_FOUND. */
   putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }>;
-  listSecrets(tenant: string): Promise<SecretInfo[]>;
+  /** By name, keyset-paged; names and times only. */
+  listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>>;
   getSecretValue(tenant: string, name: string): Promise<string | null>;
   deleteSecret(tenant: string, name: string): Promise<boolean>;
 }
@@ -349,7 +363,8 @@ export interface WebhookStore {
   ): Promise<{ webhook: WebhookInfo; created: boolean }>;
   /** With the signing secret: for the delivery worker only. */
   getWebhook(tenant: string, name: string): Promise<WebhookRecord | null>;
-  listWebhooks(tenant: string): Promise<WebhookInfo[]>;
+  /** By name, keyset-paged. */
+  listWebhooks(tenant: string, limit: number, cursor?: string): Promise<Page<WebhookInfo>>;
   /** Null when there is no such webhook. */
   rotateWebhookSecret(tenant: string, name: string, secret: string): Promise<WebhookInfo | null>;
   deleteWebhook(tenant: string, name: string): Promise<boolean>;
@@ -365,8 +380,10 @@ export interface WasmToolStore {
   ): Promise<{ tool: WasmToolInfo; created: boolean }>;
   /** With the module bytes. */
   getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null>;
-  /** Without the module bytes. */
+  /** Without the module bytes; every tool of the tenant (its tool catalog). */
   listWasmTools(tenant: string): Promise<WasmToolInfo[]>;
+  /** Without the module bytes, by name, keyset-paged (the API's list). */
+  listWasmToolsPage(tenant: string, limit: number, cursor?: string): Promise<Page<WasmToolInfo>>;
   deleteWasmTool(tenant: string, name: string): Promise<boolean>;
 }
 

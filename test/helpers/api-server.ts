@@ -196,7 +196,7 @@ export async function storeSnapshot(store: Store): Promise<string> {
     const runs = await store.listRuns(tenant.name, {}, 200);
     perTenant.push({
       tenant,
-      agents: await store.listAgents(tenant.name),
+      agents: (await store.listAgents(tenant.name, 200)).items,
       tokens: await store.listTokens(tenant.name),
       runs: runs.items.map((run) => [run.run_id, run.status, run.attempt]),
     });

@@ -1,6 +1,7 @@
 // Fairness between tenants (src/store/rules/tenant-fairness.ts): the claim prefers the
 // tenant with the fewest running runs and honours a per-tenant running cap; the queued
-// run limit is exact under racing enqueues; due schedules come round-robin over tenants.
+// run limit is exact under racing enqueues, and so are the schedule and agent quotas; due
+// schedules come round-robin over tenants.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -164,6 +165,44 @@ export function fairnessSuite(factory: StoreFactory): void {
       assert.equal(replaced.created, false);
       await store.putSchedule(OTHER, 'one', quota('a'));
       assert.equal((await store.listSchedules(TENANT, {}, 50)).items.length, 2);
+    });
+
+    it('an agent create past max agents is QUOTA_EXCEEDED; replacing one is fine', async () => {
+      const { store } = await harness.fresh();
+      await addTenant(store, OTHER);
+      // The tenant already has AGENT: a quota of 2 leaves one place.
+      await store.putAgent(TENANT, 'second', agentSpec(), 2);
+      await assert.rejects(store.putAgent(TENANT, 'third', agentSpec(), 2), {
+        code: 'QUOTA_EXCEEDED',
+      });
+      assert.equal(await store.getAgent(TENANT, 'third'), null);
+      const replaced = await store.putAgent(TENANT, 'second', agentSpec({ max_steps: 3 }), 2);
+      assert.equal(replaced.created, false);
+      await store.putAgent(OTHER, 'second', agentSpec(), 2);
+      assert.deepEqual(
+        (await store.listAgents(TENANT, 50)).items.map((agent) => agent.name),
+        [AGENT, 'second'],
+      );
+    });
+
+    it('racing agent creates on separate connections cannot both take the last place', async () => {
+      const { store, clock } = await harness.fresh();
+      const peer = await harness.peer(store, clock);
+      const attempts = Array.from({ length: 12 }, (_, index) =>
+        (index % 2 === 0 ? store : peer).putAgent(TENANT, `racer-${index}`, agentSpec(), 5),
+      );
+      const results = await Promise.allSettled(attempts);
+      const accepted = results.filter((result) => result.status === 'fulfilled').length;
+      const refused = results.filter(
+        (result) =>
+          result.status === 'rejected' &&
+          (result.reason as { code?: string }).code === 'QUOTA_EXCEEDED',
+      ).length;
+      console.log(`racing agent creates: accepted=${accepted} refused=${refused} (limit 5)`);
+      // AGENT already holds one of the five places.
+      assert.equal(accepted, 4);
+      assert.equal(refused, 8);
+      assert.equal((await store.listAgents(TENANT, 50)).items.length, 5);
     });
 
     it('due schedules come round-robin over tenants, not oldest-first across all', async () => {

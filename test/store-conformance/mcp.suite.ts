@@ -10,6 +10,48 @@ export function mcpSuite(factory: StoreFactory): void {
   describe('MCP servers and secrets', () => {
     const harness = new StoreHarness(factory);
 
+    it('named lists (secrets, MCP servers, WASM tools, webhooks) page by name', async () => {
+      const { store } = await harness.fresh();
+      const names = ['c', 'a', 'e', 'b', 'd'];
+      for (const name of names) {
+        await store.putSecret(TENANT, name, `value-${name}`);
+        await store.putMcpServer(TENANT, name, { spec: {}, tools: [], last_error: null });
+        await store.putWasmTool(TENANT, name, {
+          manifest: { description: name },
+          module: new Uint8Array(64 * 1024),
+        });
+        await store.putWebhook(TENANT, name, `https://hooks.example/${name}`, `whsec_${name}`);
+      }
+      const lists: Record<
+        string,
+        (cursor?: string) => Promise<{ items: unknown[]; next_cursor: string | null }>
+      > = {
+        secrets: (cursor) => store.listSecrets(TENANT, 2, cursor),
+        mcp: (cursor) => store.listMcpServersPage(TENANT, 2, cursor),
+        wasm: (cursor) => store.listWasmToolsPage(TENANT, 2, cursor),
+        webhooks: (cursor) => store.listWebhooks(TENANT, 2, cursor),
+      };
+      for (const [list, page] of Object.entries(lists)) {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const got = await page(cursor);
+          assert.ok(got.items.length <= 2, list);
+          seen.push(...got.items.map((item) => (item as { name: string }).name));
+          cursor = got.next_cursor ?? undefined;
+          pages += 1;
+        } while (cursor !== undefined);
+        assert.deepEqual(seen, ['a', 'b', 'c', 'd', 'e'], list);
+        assert.equal(pages, 3, list);
+      }
+      const secrets = await store.listSecrets(TENANT, 10);
+      assert.ok(!JSON.stringify(secrets).includes('value-'), 'no secret value in a listing');
+      const tools = await store.listWasmToolsPage(TENANT, 10);
+      assert.ok(!('module' in (tools.items[0] ?? {})), 'no module bytes in a listing');
+      assert.equal(tools.items[0]?.module_bytes, 64 * 1024);
+    });
+
     it('puts, replaces, lists, records rediscovery and deletes a server', async () => {
       const { store } = await harness.fresh();
       const spec = { enabled: true, transport: { type: 'stdio', server: 'everything' } };
@@ -55,7 +97,7 @@ export function mcpSuite(factory: StoreFactory): void {
       assert.deepEqual(await store.putSecret(TENANT, 'token', 'v2'), { created: false });
       assert.equal(await store.getSecretValue(TENANT, 'token'), 'v2');
       assert.equal(await store.getSecretValue('other', 'token'), null);
-      const listed = await store.listSecrets(TENANT);
+      const listed = (await store.listSecrets(TENANT, 50)).items;
       assert.deepEqual(
         listed.map((s) => s.name),
         ['token'],

@@ -87,7 +87,7 @@ export function tenancySuite(factory: StoreFactory): void {
       assert.equal(added.created, true);
       assert.deepEqual(await store.getAgent(TENANT, 'b-agent'), added.agent);
       assert.deepEqual(
-        (await store.listAgents(TENANT)).map((agent) => agent.name),
+        (await store.listAgents(TENANT, 50)).items.map((agent) => agent.name),
         [AGENT, 'b-agent'],
       );
       assert.equal(await store.getAgent(TENANT, 'nobody'), null);
@@ -124,7 +124,7 @@ export function tenancySuite(factory: StoreFactory): void {
       assert.equal(await store.getTrace(TENANT, done.run.run_id, 0, 10), null);
       assert.deepEqual(await store.loadEntries(done.run.run_id), []);
       assert.equal(await store.findToken('tok-del'), null);
-      assert.deepEqual(await store.listAgents(TENANT), []);
+      assert.deepEqual((await store.listAgents(TENANT, 50)).items, []);
       assert.equal(await store.getThread(TENANT, AGENT, 's1'), null);
       assert.equal((await store.listDeliveries(TENANT, {}, 10)).items.length, 0);
       assert.equal(await store.deleteTenant(TENANT), false);

@@ -28,13 +28,13 @@ export function webhookSuite(factory: StoreFactory): void {
       assert.equal(rotated?.name, 'hook');
       assert.equal((await store.getWebhook(TENANT, 'hook'))?.secret, 'whsec_three');
       assert.equal(await store.rotateWebhookSecret(TENANT, 'none', 'whsec_x'), null);
-      const listed = await store.listWebhooks(TENANT);
+      const listed = (await store.listWebhooks(TENANT, 50)).items;
       assert.deepEqual(
         listed.map((webhook) => webhook.name),
         ['hook'],
       );
       assert.ok(!JSON.stringify(listed).includes('whsec_'));
-      assert.deepEqual(await store.listWebhooks('nobody'), []);
+      assert.deepEqual((await store.listWebhooks('nobody', 50)).items, []);
       assert.equal(await store.deleteWebhook(TENANT, 'hook'), true);
       assert.equal(await store.deleteWebhook(TENANT, 'hook'), false);
       assert.equal(await store.getWebhook(TENANT, 'hook'), null);

@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
 import { agentSpecSchema } from '../agent-schema.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import { deletedSchema, namedListQuery, nameSchema, tenantParams } from '../schemas.ts';
+import { listPager } from '../page-budget.ts';
 import type { AgentStore } from '../../store/store.ts';
 import type { KnownNamesFor } from '../../tools/known-names.ts';
 import { assertAgentNamesKnown } from '../../tools/known-names.ts';
@@ -18,12 +19,26 @@ const agentParams = z.strictObject({ tenant: nameSchema, agent: nameSchema });
 
 export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFor): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['agents'];
 
   app.get(
     '/v1/tenants/:tenant/agents',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
-    async (request) => ({ agents: await store.listAgents(request.params.tenant) }),
+    {
+      config: { auth: 'tenant' },
+      schema: {
+        tags,
+        params: tenantParams,
+        querystring: namedListQuery,
+        description: 'By name, one page at a time (follow next_cursor).',
+      },
+    },
+    async (request) => {
+      const page = await listPage(request.query, (size, after) =>
+        store.listAgents(request.params.tenant, size, after),
+      );
+      return { agents: page.items, next_cursor: page.next_cursor };
+    },
   );
 
   app.put(
@@ -45,7 +60,12 @@ export function agentRoutes(app: ZodApp, deps: Deps, knownNamesFor: KnownNamesFo
       if (flushProblem) {
         throw new KeelError('VALIDATION_FAILED', flushProblem, { fields: ['body.memory_flush'] });
       }
-      const { agent, created } = await store.putAgent(tenant, name, request.body);
+      const { agent, created } = await store.putAgent(
+        tenant,
+        name,
+        request.body,
+        deps.config.tenant_limits.agents,
+      );
       return reply.code(created ? 201 : 200).send({ agent });
     },
   );

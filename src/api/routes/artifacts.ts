@@ -1,7 +1,9 @@
 // Artifacts: per-tenant byte blobs by path. PUT stores the raw body with its content
 // type (any type: these routes get their own raw body parser and the artifact size
 // limit, in an encapsulated plugin so no other route accepts arbitrary bodies); GET
-// returns the bytes with `ETag: "<sha256>"` and answers If-None-Match with 304.
+// returns the bytes with `ETag: "<sha256>"` and answers If-None-Match with 304, always
+// with the headers that keep stored bytes from running as keel's origin
+// (../artifact-headers.ts).
 
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -11,6 +13,7 @@ import { artifactPathProblem } from '../../tools/builtin/artifact-path.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt, tenantParams } from '../schemas.ts';
 import { listPager } from '../page-budget.ts';
+import { artifactHeaders } from '../artifact-headers.ts';
 import type { ArtifactStore } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<ArtifactStore>;
@@ -89,6 +92,7 @@ export function artifactRoutes(app: ZodApp, deps: Deps): void {
       if (!artifact) throw artifactNotFound(path);
       void reply.header('etag', `"${artifact.sha256}"`);
       void reply.header('last-modified', new Date(artifact.updated_at).toUTCString());
+      void reply.headers(artifactHeaders(path, artifact.content_type));
       if (etagMatches(request.headers['if-none-match'], artifact.sha256)) {
         return reply.code(304).send();
       }

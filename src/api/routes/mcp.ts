@@ -18,7 +18,8 @@ import {
 import type { McpServerStore, SecretStore } from '../../store/store.ts';
 import type { McpServerRecord } from '../../store/shapes.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import { deletedSchema, namedListQuery, nameSchema, tenantParams } from '../schemas.ts';
+import { listPager } from '../page-budget.ts';
 
 type Deps = ApiDepsWith<McpServerStore & SecretStore>;
 
@@ -75,11 +76,20 @@ function deleteRoute(
 
 export function secretRoutes(app: ZodApp, deps: Deps): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['secrets'];
   app.get(
     '/v1/tenants/:tenant/secrets',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
-    async (request) => ({ secrets: await store.listSecrets(request.params.tenant) }),
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: tenantParams, querystring: namedListQuery },
+    },
+    async (request) => {
+      const page = await listPage(request.query, (size, after) =>
+        store.listSecrets(request.params.tenant, size, after),
+      );
+      return { secrets: page.items, next_cursor: page.next_cursor };
+    },
   );
   app.put(
     '/v1/tenants/:tenant/secrets/:name',
@@ -101,13 +111,21 @@ export function secretRoutes(app: ZodApp, deps: Deps): void {
 
 export function mcpRoutes(app: ZodApp, deps: Deps, mcp: McpService): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['mcp'];
   app.get(
     '/v1/tenants/:tenant/mcp',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
-    async (request) => ({
-      servers: (await store.listMcpServers(request.params.tenant)).map(serverView),
-    }),
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: tenantParams, querystring: namedListQuery },
+    },
+    async (request) => {
+      // The budget counts the records as stored; the views are smaller.
+      const page = await listPage(request.query, (size, after) =>
+        store.listMcpServersPage(request.params.tenant, size, after),
+      );
+      return { servers: page.items.map(serverView), next_cursor: page.next_cursor };
+    },
   );
   app.get(
     '/v1/tenants/:tenant/mcp/:name',

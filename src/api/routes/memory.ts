@@ -7,6 +7,7 @@ import type { MemoryService } from '../../memory/service.ts';
 import { MAX_QUERY_BYTES, SEARCH_MODES } from '../../memory/service.ts';
 import { MAX_FACT_BYTES, utf8Length } from '../../memory/text.ts';
 import type { ZodApp } from '../deps.ts';
+import { listPager } from '../page-budget.ts';
 import { cursorSchema, deletedSchema, nameSchema, queryInt } from '../schemas.ts';
 import { metadataSchema } from '../text-checks.ts';
 
@@ -60,7 +61,9 @@ function notFound(namespace: string, id: string): KeelError {
   return new KeelError('MEMORY_NOT_FOUND', `no fact ${id} in memory namespace ${namespace}`);
 }
 
-export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
+/** `listPageBytes`: tenant_limits.list_page_bytes, the byte budget of one list page. */
+export function memoryRoutes(app: ZodApp, memory: MemoryService, listPageBytes: number): void {
+  const listPage = listPager(listPageBytes);
   const tags = ['memory'];
   const base = '/v1/tenants/:tenant/memory/:namespace';
 
@@ -72,8 +75,10 @@ export function memoryRoutes(app: ZodApp, memory: MemoryService): void {
     },
     async (request) => {
       const { tenant, namespace } = request.params;
-      const { limit, cursor } = request.query;
-      return memory.list(tenant, namespace, limit, cursor);
+      const page = await listPage(request.query, (size, after) =>
+        memory.list(tenant, namespace, size, after),
+      );
+      return { items: page.items, next_cursor: page.next_cursor };
     },
   );
 

@@ -20,6 +20,8 @@ type Deps = ApiDepsWith<RunStore & StoreChanges & AgentStore>;
 
 /** How long a non-streaming request (or a stream) waits for the run before giving up. */
 const WAIT_MS = 300_000;
+/** Agents read per store call for the model list (each carries its whole spec). */
+const MODEL_LIST_PAGE = 50;
 
 const contentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 const messageSchema = z.looseObject({
@@ -121,16 +123,23 @@ export async function openaiRoutes(app: ZodApp, deps: Deps): Promise<void> {
       '/v1/tenants/:tenant/openai/models',
       { config: { auth: 'tenant' }, schema: { tags: ['openai'], params: tenantParams } },
       async (request) => {
-        const agents = await store.listAgents(request.params.tenant);
-        return {
-          object: 'list',
-          data: agents.map((agent) => ({
-            id: agent.name,
-            object: 'model',
-            created: Math.floor(Date.parse(agent.created_at) / 1000),
-            owned_by: request.params.tenant,
-          })),
-        };
+        // OpenAI's model list has no paging: every agent (at most tenant_limits.agents),
+        // read a page at a time so only names and times are ever held, never every spec.
+        const data = [];
+        let cursor: string | undefined;
+        do {
+          const page = await store.listAgents(request.params.tenant, MODEL_LIST_PAGE, cursor);
+          for (const agent of page.items) {
+            data.push({
+              id: agent.name,
+              object: 'model',
+              created: Math.floor(Date.parse(agent.created_at) / 1000),
+              owned_by: request.params.tenant,
+            });
+          }
+          cursor = page.next_cursor ?? undefined;
+        } while (cursor !== undefined);
+        return { object: 'list', data };
       },
     );
 

@@ -97,7 +97,12 @@ export function presetRoutes(
           const { tenant: _tenant, name: _name, created_at: _c, updated_at: _u, ...kept } = agent;
           spec = { ...kept, model: model as string };
         }
-        const result = await store.putAgent(tenant, MAINTAINER_AGENT, spec);
+        const result = await store.putAgent(
+          tenant,
+          MAINTAINER_AGENT,
+          spec,
+          deps.config.tenant_limits.agents,
+        );
         installedAgent = result.agent;
         agentCreated = result.created;
       }

@@ -34,6 +34,10 @@ const listQuery = z.strictObject({
 });
 
 const waitQuery = z.strictObject({ timeout_ms: queryInt(0, 120_000, 30_000) });
+const entriesQuery = z.strictObject({
+  after: queryInt(0, 2_000_000_000, 0).describe('return entries with seq greater than this'),
+  limit: queryInt(1, 1000, 1000).describe('entries in this page (also cut at the byte budget)'),
+});
 const traceQuery = z.strictObject({
   after: queryInt(0, 2_000_000_000, 0).describe('return events with seq greater than this'),
   limit: queryInt(1, 1000, 1000),
@@ -124,15 +128,27 @@ export function runRoutes(app: ZodApp, deps: Deps): void {
       schema: {
         tags,
         description:
-          "The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order.",
+          "The run's own entries (user input, assistant text and tool calls with their arguments, tool results, notes) in order, a page at a time: next_after (null on the last page) is the `after` of the next.",
         params: runParams,
+        querystring: entriesQuery,
       },
     },
     async (request) => {
       const { tenant, id } = request.params;
       // Checked through the tenant first: loadEntries itself knows no tenant.
       if (!(await store.getRun(tenant, id))) throw runNotFound(id);
-      return { entries: await store.loadEntries(id) };
+      // Tool results make entries large (a run of 200 steps can hold hundreds of MB):
+      // the answer is cut at the page size and the list byte budget.
+      const { after, limit } = request.query;
+      const entries = (await store.loadEntries(id)).filter((entry) => entry.seq > after);
+      const page = await listPage({ limit }, async (size) => ({
+        items: entries.slice(0, size),
+        next_cursor: size < entries.length ? String(entries[size - 1]?.seq ?? after) : null,
+      }));
+      return {
+        entries: page.items,
+        next_after: page.next_cursor === null ? null : Number(page.next_cursor),
+      };
     },
   );
 }

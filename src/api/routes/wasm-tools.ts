@@ -9,7 +9,8 @@ import type { WasmManifest } from '../../wasm/manifest.ts';
 import { WASM_TOOL_NAME, wasmToolBody, wasmToolName } from '../../wasm/manifest.ts';
 import type { WasmService } from '../../wasm/service.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { deletedSchema, nameSchema, tenantParams } from '../schemas.ts';
+import { deletedSchema, namedListQuery, nameSchema, tenantParams } from '../schemas.ts';
+import { listPager } from '../page-budget.ts';
 
 type Deps = ApiDepsWith<WasmToolStore>;
 
@@ -37,13 +38,20 @@ function notFound(name: string): KeelError {
 
 export function wasmToolRoutes(app: ZodApp, deps: Deps, wasm: WasmService): void {
   const { store } = deps;
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
   const tags = ['wasm-tools'];
   app.get(
     '/v1/tenants/:tenant/wasm-tools',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
-    async (request) => ({
-      tools: (await store.listWasmTools(request.params.tenant)).map(toolView),
-    }),
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: tenantParams, querystring: namedListQuery },
+    },
+    async (request) => {
+      const page = await listPage(request.query, (size, after) =>
+        store.listWasmToolsPage(request.params.tenant, size, after),
+      );
+      return { tools: page.items.map(toolView), next_cursor: page.next_cursor };
+    },
   );
   app.get(
     '/v1/tenants/:tenant/wasm-tools/:name',

@@ -9,7 +9,8 @@ import { newWebhookSecret } from '../../channels/webhooks/signing.ts';
 import { checkWebhookUrl, parseWebhookUrl } from '../../channels/webhooks/url-check.ts';
 import type { WebhookStore } from '../../store/store.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
-import { nameSchema, tenantParams } from '../schemas.ts';
+import { namedListQuery, nameSchema, tenantParams } from '../schemas.ts';
+import { listPager } from '../page-budget.ts';
 
 type Deps = ApiDepsWith<WebhookStore>;
 
@@ -31,10 +32,20 @@ export function webhookRoutes(app: ZodApp, deps: Deps): void {
   const tags = ['webhooks'];
   const allowHosts = deps.config.webhooks.allow_hosts;
 
+  const listPage = listPager(deps.config.tenant_limits.list_page_bytes);
+
   app.get(
     '/v1/tenants/:tenant/webhooks',
-    { config: { auth: 'tenant' }, schema: { tags, params: tenantParams } },
-    async (request) => ({ webhooks: await store.listWebhooks(request.params.tenant) }),
+    {
+      config: { auth: 'tenant' },
+      schema: { tags, params: tenantParams, querystring: namedListQuery },
+    },
+    async (request) => {
+      const page = await listPage(request.query, (size, after) =>
+        store.listWebhooks(request.params.tenant, size, after),
+      );
+      return { webhooks: page.items, next_cursor: page.next_cursor };
+    },
   );
 
   app.put(

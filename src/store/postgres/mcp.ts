@@ -6,6 +6,9 @@ import type { McpServerRecord, SecretInfo } from '../shapes.ts';
 import type { McpServerRow, SecretInfoRow } from '../rules/mcp.ts';
 import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { PgContext, Sql } from './context.ts';
+import type { Page } from '../store.ts';
+import { MCP_SERVER_LIST, SECRET_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
@@ -58,6 +61,20 @@ export async function listMcpServers(sql: Sql, tenant: string | null): Promise<M
   return rows.map(toMcpServer);
 }
 
+export async function listMcpServersPage(
+  sql: Sql,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<McpServerRecord>> {
+  return listByKey(
+    sql,
+    { ...MCP_SERVER_LIST, tenant, limit, cursor },
+    toMcpServer,
+    (row: McpServerRow) => row.name,
+  );
+}
+
 export async function updateMcpServerDiscovery(
   ctx: PgContext,
   tenant: string,
@@ -101,12 +118,18 @@ export async function putSecret(
   });
 }
 
-export async function listSecrets(sql: Sql, tenant: string): Promise<SecretInfo[]> {
-  const rows = await sql.rows<SecretInfoRow>(
-    'SELECT name, created_at, updated_at FROM tenant_secrets WHERE tenant = $1 ORDER BY name',
-    [tenant],
+export async function listSecrets(
+  sql: Sql,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<SecretInfo>> {
+  return listByKey(
+    sql,
+    { ...SECRET_LIST, tenant, limit, cursor },
+    toSecretInfo,
+    (row: SecretInfoRow) => row.name,
   );
-  return rows.map(toSecretInfo);
 }
 
 export async function getSecretValue(

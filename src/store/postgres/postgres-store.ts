@@ -208,14 +208,14 @@ export class PostgresStore implements Store {
     return tenants.findToken(this.ctx.read, id);
   }
 
-  putAgent(tenant: string, name: string, spec: AgentSpec) {
-    return tenants.putAgent(this.ctx, tenant, name, spec);
+  putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
+    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
   }
   getAgent(tenant: string, name: string): Promise<Agent | null> {
     return tenants.getAgent(this.ctx.read, tenant, name);
   }
-  listAgents(tenant: string): Promise<Agent[]> {
-    return tenants.listAgents(this.ctx.read, tenant);
+  listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
+    return tenants.listAgents(this.ctx.read, tenant, limit, cursor);
   }
   deleteAgent(tenant: string, name: string): Promise<boolean> {
     return tenants.deleteAgent(this.ctx, tenant, name);
@@ -448,6 +448,9 @@ export class PostgresStore implements Store {
   listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
     return wasmTools.listWasmTools(this.ctx.read, tenant);
   }
+  listWasmToolsPage(tenant: string, limit: number, cursor?: string): Promise<Page<WasmToolInfo>> {
+    return wasmTools.listWasmToolsPage(this.ctx.read, tenant, limit, cursor);
+  }
   deleteWasmTool(tenant: string, name: string): Promise<boolean> {
     return wasmTools.deleteWasmTool(this.ctx, tenant, name);
   }
@@ -465,6 +468,13 @@ export class PostgresStore implements Store {
   listMcpServers(tenant: string): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx.read, tenant);
   }
+  listMcpServersPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<McpServerRecord>> {
+    return mcp.listMcpServersPage(this.ctx.read, tenant, limit, cursor);
+  }
   listAllMcpServers(): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx.read, null);
   }
@@ -481,8 +491,8 @@ export class PostgresStore implements Store {
   putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
     return mcp.putSecret(this.ctx, tenant, name, value);
   }
-  listSecrets(tenant: string): Promise<SecretInfo[]> {
-    return mcp.listSecrets(this.ctx.read, tenant);
+  listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
+    return mcp.listSecrets(this.ctx.read, tenant, limit, cursor);
   }
   getSecretValue(tenant: string, name: string): Promise<string | null> {
     return mcp.getSecretValue(this.ctx.read, tenant, name);
@@ -503,8 +513,8 @@ export class PostgresStore implements Store {
   getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
     return webhooks.getWebhook(this.ctx.read, tenant, name);
   }
-  listWebhooks(tenant: string): Promise<WebhookInfo[]> {
-    return webhooks.listWebhooks(this.ctx.read, tenant);
+  listWebhooks(tenant: string, limit: number, cursor?: string): Promise<Page<WebhookInfo>> {
+    return webhooks.listWebhooks(this.ctx.read, tenant, limit, cursor);
   }
   rotateWebhookSecret(tenant: string, name: string, secret: string): Promise<WebhookInfo | null> {
     return webhooks.rotateWebhookSecret(this.ctx, tenant, name, secret);

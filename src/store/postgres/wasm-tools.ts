@@ -10,6 +10,9 @@ import {
   toWasmToolInfo,
 } from '../rules/wasm-tools.ts';
 import type { PgContext, Sql } from './context.ts';
+import type { Page } from '../store.ts';
+import { WASM_TOOL_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
@@ -61,6 +64,20 @@ export async function listWasmTools(sql: Sql, tenant: string): Promise<WasmToolI
     [tenant],
   );
   return rows.map(toWasmToolInfo);
+}
+
+export async function listWasmToolsPage(
+  sql: Sql,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<WasmToolInfo>> {
+  return listByKey(
+    sql,
+    { ...WASM_TOOL_LIST, tenant, limit, cursor },
+    toWasmToolInfo,
+    (row: WasmToolInfoRow) => row.name,
+  );
 }
 
 export function deleteWasmTool(ctx: PgContext, tenant: string, name: string): Promise<boolean> {

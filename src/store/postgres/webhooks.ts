@@ -3,6 +3,9 @@
 import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.ts';
 import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
 import type { PgContext, Sql } from './context.ts';
+import type { Page } from '../store.ts';
+import { WEBHOOK_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 
@@ -42,12 +45,18 @@ export async function getWebhook(
   return row ? toWebhookRecord(row) : null;
 }
 
-export async function listWebhooks(sql: Sql, tenant: string): Promise<WebhookInfo[]> {
-  const rows = await sql.rows<WebhookRow>(
-    'SELECT * FROM tenant_webhooks WHERE tenant = $1 ORDER BY name',
-    [tenant],
+export async function listWebhooks(
+  sql: Sql,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Promise<Page<WebhookInfo>> {
+  return listByKey(
+    sql,
+    { ...WEBHOOK_LIST, tenant, limit, cursor },
+    toWebhookInfo,
+    (row: WebhookRow) => row.name,
   );
-  return rows.map(toWebhookInfo);
 }
 
 export async function rotateWebhookSecret(

@@ -5,6 +5,7 @@
 // the backends, so each passes `bind`.
 
 import { decodeCursor } from '../rows.ts';
+import { WASM_TOOL_INFO_COLUMNS } from './wasm-tools.ts';
 
 export type KeysetValue = string | number;
 
@@ -22,6 +23,8 @@ export interface KeysetList {
   conditions?: readonly KeysetCondition[];
   /** A string column unique within the tenant. */
   key: string;
+  /** The select list; default `*` (a table with large columns names the small ones). */
+  columns?: string;
   descending: boolean;
   limit: number;
   cursor: string | undefined;
@@ -47,11 +50,48 @@ export function keysetListSql(
     where.push(`${list.key} ${list.descending ? '<' : '>'} ${bind(after)()}`);
   }
   const order = `${list.key}${list.descending ? ' DESC' : ''}`;
-  return `SELECT * FROM ${list.table} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limitOf(bind(list.limit + 1)())}`;
+  return `SELECT ${list.columns ?? '*'} FROM ${list.table} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${limitOf(bind(list.limit + 1)())}`;
 }
 
 /** Runs, newest first (run ids sort by creation). */
 export const RUN_LIST = { table: 'runs', key: 'run_id', descending: true } as const;
+
+/** Agents by name. */
+export const AGENT_LIST = { table: 'agents', key: 'name', descending: false, equals: {} } as const;
+
+/** A tenant's secrets by name: names and times, never the values. */
+export const SECRET_LIST = {
+  table: 'tenant_secrets',
+  key: 'name',
+  descending: false,
+  equals: {},
+  columns: 'name, created_at, updated_at',
+} as const;
+
+/** A tenant's webhooks by name. */
+export const WEBHOOK_LIST = {
+  table: 'tenant_webhooks',
+  key: 'name',
+  descending: false,
+  equals: {},
+} as const;
+
+/** A tenant's MCP servers by name. */
+export const MCP_SERVER_LIST = {
+  table: 'mcp_servers',
+  key: 'name',
+  descending: false,
+  equals: {},
+} as const;
+
+/** A tenant's WebAssembly tools by name, without the module bytes. */
+export const WASM_TOOL_LIST = {
+  table: 'wasm_tools',
+  key: 'name',
+  descending: false,
+  equals: {},
+  columns: WASM_TOOL_INFO_COLUMNS,
+} as const;
 
 /** Schedules by name. */
 export const SCHEDULE_LIST = { table: 'schedules', key: 'name', descending: false } as const;

@@ -24,7 +24,8 @@
 // then due time), so thousands of one tenant's due schedules cannot fill the batches
 // while another tenant's wait.
 //
-// Schedules. A put that creates a schedule counts the tenant's schedules the same way.
+// Schedules and agents. A put that creates one counts the tenant's schedules (agents)
+// the same way, so racing creates cannot both take the last place.
 //
 // Queued runs. An enqueue counts the tenant's queued runs inside its own transaction
 // (SQLite: the single writer; PostgreSQL: a per-tenant advisory lock), so two racing
@@ -49,13 +50,23 @@ export function queueIsFull(queued: number, limit: number | null | undefined): b
   return limit !== null && limit !== undefined && queued >= limit;
 }
 
-/** The error a schedule create past the tenant's schedule quota raises (403). */
-export function scheduleQuotaError(tenant: string, limit: number): KeelError {
+/** The error a create past one of the tenant's count quotas raises (403). */
+function countQuotaError(tenant: string, limit: number, what: 'schedules' | 'agents'): KeelError {
   return new KeelError(
     'QUOTA_EXCEEDED',
-    `tenant ${tenant} already has ${limit} schedules (limit tenant_limits.schedules); delete one first`,
-    { limit: 'schedules' },
+    `tenant ${tenant} already has ${limit} ${what} (limit tenant_limits.${what}); delete one first`,
+    { limit: what },
   );
+}
+
+/** The error a schedule create past the tenant's schedule quota raises (403). */
+export function scheduleQuotaError(tenant: string, limit: number): KeelError {
+  return countQuotaError(tenant, limit, 'schedules');
+}
+
+/** The error an agent create past the tenant's agent quota raises (403). */
+export function agentQuotaError(tenant: string, limit: number): KeelError {
+  return countQuotaError(tenant, limit, 'agents');
 }
 
 /** The claim's per-tenant cap as a SQL parameter: no cap is a count nobody reaches. */

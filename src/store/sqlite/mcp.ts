@@ -6,6 +6,9 @@ import type { McpServerRecord, SecretInfo } from '../shapes.ts';
 import type { McpServerRow, SecretInfoRow } from '../rules/mcp.ts';
 import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import type { StoreContext } from './context.ts';
+import type { Page } from '../store.ts';
+import { MCP_SERVER_LIST, SECRET_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
@@ -67,6 +70,20 @@ export function listMcpServers(ctx: StoreContext, tenant: string | null): McpSer
   return rows.map(toMcpServer);
 }
 
+export function listMcpServersPage(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Page<McpServerRecord> {
+  return listByKey(
+    ctx,
+    { ...MCP_SERVER_LIST, tenant, limit, cursor },
+    toMcpServer,
+    (row: McpServerRow) => row.name,
+  );
+}
+
 export function updateMcpServerDiscovery(
   ctx: StoreContext,
   tenant: string,
@@ -115,11 +132,18 @@ export function putSecret(
   });
 }
 
-export function listSecrets(ctx: StoreContext, tenant: string): SecretInfo[] {
-  const rows = ctx
-    .sql('SELECT name, created_at, updated_at FROM tenant_secrets WHERE tenant = ? ORDER BY name')
-    .all(tenant) as SecretInfoRow[];
-  return rows.map(toSecretInfo);
+export function listSecrets(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Page<SecretInfo> {
+  return listByKey(
+    ctx,
+    { ...SECRET_LIST, tenant, limit, cursor },
+    toSecretInfo,
+    (row: SecretInfoRow) => row.name,
+  );
 }
 
 export function getSecretValue(ctx: StoreContext, tenant: string, name: string): string | null {

@@ -223,14 +223,14 @@ export class SqliteStore implements Store {
     return tenants.findToken(this.ctx, id);
   }
 
-  async putAgent(tenant: string, name: string, spec: AgentSpec) {
-    return tenants.putAgent(this.ctx, tenant, name, spec);
+  async putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
+    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
   }
   async getAgent(tenant: string, name: string): Promise<Agent | null> {
     return tenants.getAgent(this.ctx, tenant, name);
   }
-  async listAgents(tenant: string): Promise<Agent[]> {
-    return tenants.listAgents(this.ctx, tenant);
+  async listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
+    return tenants.listAgents(this.ctx, tenant, limit, cursor);
   }
   async deleteAgent(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => tenants.deleteAgent(this.ctx, tenant, name));
@@ -483,6 +483,13 @@ export class SqliteStore implements Store {
   async listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
     return wasmTools.listWasmTools(this.ctx, tenant);
   }
+  async listWasmToolsPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<WasmToolInfo>> {
+    return wasmTools.listWasmToolsPage(this.ctx, tenant, limit, cursor);
+  }
   async deleteWasmTool(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => wasmTools.deleteWasmTool(this.ctx, tenant, name));
   }
@@ -500,6 +507,13 @@ export class SqliteStore implements Store {
   async listMcpServers(tenant: string): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx, tenant);
   }
+  async listMcpServersPage(
+    tenant: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<McpServerRecord>> {
+    return mcp.listMcpServersPage(this.ctx, tenant, limit, cursor);
+  }
   async listAllMcpServers(): Promise<McpServerRecord[]> {
     return mcp.listMcpServers(this.ctx, null);
   }
@@ -516,8 +530,8 @@ export class SqliteStore implements Store {
   async putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
     return mcp.putSecret(this.ctx, tenant, name, value);
   }
-  async listSecrets(tenant: string): Promise<SecretInfo[]> {
-    return mcp.listSecrets(this.ctx, tenant);
+  async listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
+    return mcp.listSecrets(this.ctx, tenant, limit, cursor);
   }
   async getSecretValue(tenant: string, name: string): Promise<string | null> {
     return mcp.getSecretValue(this.ctx, tenant, name);
@@ -538,8 +552,8 @@ export class SqliteStore implements Store {
   async getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
     return webhooks.getWebhook(this.ctx, tenant, name);
   }
-  async listWebhooks(tenant: string): Promise<WebhookInfo[]> {
-    return webhooks.listWebhooks(this.ctx, tenant);
+  async listWebhooks(tenant: string, limit: number, cursor?: string): Promise<Page<WebhookInfo>> {
+    return webhooks.listWebhooks(this.ctx, tenant, limit, cursor);
   }
   async rotateWebhookSecret(
     tenant: string,

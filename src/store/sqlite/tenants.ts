@@ -9,7 +9,7 @@ import {
 } from '../rules/tenants.ts';
 import type { TokenRow } from '../rules/tenants.ts';
 import type { Agent, AgentSpec, JsonObject, Tenant, TokenRecord } from '../../types.ts';
-import type { StoreChange, TokenLookup } from '../store.ts';
+import type { Page, StoreChange, TokenLookup } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
@@ -17,6 +17,9 @@ import { toAgent, toTenant } from './rows.ts';
 import { requireTenant, tenantRow } from './guards.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
+import { AGENT_LIST } from '../rules/keyset.ts';
+import { agentQuotaError, queueIsFull } from '../rules/tenant-fairness.ts';
+import { listByKey } from './keyset.ts';
 
 export function createTenant(
   ctx: StoreContext,
@@ -132,10 +135,20 @@ export function putAgent(
   tenant: string,
   name: string,
   spec: AgentSpec,
+  maxAgents?: number,
 ): { agent: Agent; created: boolean } {
   return ctx.write((changes) => {
     requireTenant(ctx, tenant);
     const existing = agentRow(ctx, tenant, name);
+    // Counted inside the single writer's transaction, so racing creates take turns.
+    if (!existing && maxAgents !== undefined) {
+      const { count } = ctx
+        .sql(
+          'SELECT COUNT(*) AS count FROM (SELECT 1 FROM agents WHERE tenant = ? LIMIT CAST(? AS INTEGER))',
+        )
+        .get(tenant, maxAgents) as { count: number };
+      if (queueIsFull(count, maxAgents)) throw agentQuotaError(tenant, maxAgents);
+    }
     const now = ctx.now();
     if (existing) {
       ctx
@@ -153,11 +166,18 @@ export function putAgent(
   });
 }
 
-export function listAgents(ctx: StoreContext, tenant: string): Agent[] {
-  const rows = ctx
-    .sql('SELECT * FROM agents WHERE tenant = ? ORDER BY name')
-    .all(tenant) as AgentRow[];
-  return rows.map(toAgent);
+export function listAgents(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Page<Agent> {
+  return listByKey(
+    ctx,
+    { ...AGENT_LIST, tenant, limit, cursor },
+    toAgent,
+    (row: AgentRow) => row.name,
+  );
 }
 
 export function deleteAgent(ctx: StoreContext, tenant: string, name: string): boolean {

@@ -10,6 +10,9 @@ import {
   toWasmToolInfo,
 } from '../rules/wasm-tools.ts';
 import type { StoreContext } from './context.ts';
+import type { Page } from '../store.ts';
+import { WASM_TOOL_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
@@ -75,6 +78,20 @@ export function listWasmTools(ctx: StoreContext, tenant: string): WasmToolInfo[]
     .sql(`SELECT ${WASM_TOOL_INFO_COLUMNS} FROM wasm_tools WHERE tenant = ? ORDER BY name`)
     .all(tenant) as WasmToolInfoRow[];
   return rows.map(toWasmToolInfo);
+}
+
+export function listWasmToolsPage(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Page<WasmToolInfo> {
+  return listByKey(
+    ctx,
+    { ...WASM_TOOL_LIST, tenant, limit, cursor },
+    toWasmToolInfo,
+    (row: WasmToolInfoRow) => row.name,
+  );
 }
 
 export function deleteWasmTool(ctx: StoreContext, tenant: string, name: string): boolean {

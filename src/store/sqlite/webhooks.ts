@@ -3,6 +3,9 @@
 import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.ts';
 import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
 import type { StoreContext } from './context.ts';
+import type { Page } from '../store.ts';
+import { WEBHOOK_LIST } from '../rules/keyset.ts';
+import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
 import { deleteNamedRow } from './named-rows.ts';
 
@@ -48,11 +51,18 @@ export function getWebhook(ctx: StoreContext, tenant: string, name: string): Web
   return row ? toWebhookRecord(row) : null;
 }
 
-export function listWebhooks(ctx: StoreContext, tenant: string): WebhookInfo[] {
-  const rows = ctx
-    .sql('SELECT * FROM tenant_webhooks WHERE tenant = ? ORDER BY name')
-    .all(tenant) as WebhookRow[];
-  return rows.map(toWebhookInfo);
+export function listWebhooks(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+  cursor?: string,
+): Page<WebhookInfo> {
+  return listByKey(
+    ctx,
+    { ...WEBHOOK_LIST, tenant, limit, cursor },
+    toWebhookInfo,
+    (row: WebhookRow) => row.name,
+  );
 }
 
 export function rotateWebhookSecret(

@@ -5,8 +5,19 @@
 // server or WebAssembly tool changed; an open editor takes the new definition only
 // while it holds no unsaved edit.
 
-import { ApiError, api, tenantPath } from '../api.js';
-import { Loaded, html, resourceIs, useChanges, useEffect, useLoad, useState, when } from '../ui.js';
+import { ApiError, api, query, tenantPath } from '../api.js';
+import {
+  Loaded,
+  Pager,
+  html,
+  resourceIs,
+  useChanges,
+  useEffect,
+  useLoad,
+  usePager,
+  useState,
+  when,
+} from '../ui.js';
 
 const READ_ONLY = ['tenant', 'name', 'created_at', 'updated_at'];
 
@@ -100,7 +111,14 @@ function Editor({ tenant, agent, onSaved, feed }) {
 
 /** @param {import('../ui.js').ViewProps} props */
 export function AgentsView({ tenant, feed }) {
-  const state = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
+  const pager = usePager();
+  const state = useLoad(
+    (signal) =>
+      api.get(tenantPath(tenant, `/agents${query({ limit: 100, cursor: pager.cursor })}`), {
+        signal,
+      }),
+    [tenant, pager.cursor],
+  );
   useChanges(feed, state.reload, resourceIs('agent'));
   const [open, setOpen] = useState(/** @type {string | null} */ (null));
   const agents = state.data?.agents ?? [];
@@ -122,6 +140,7 @@ export function AgentsView({ tenant, feed }) {
         )}
       </ul>
     <//>
+    <${Pager} pager=${pager} nextCursor=${state.data?.next_cursor} label="Agents" />
     ${
       chosen &&
       html`<${Editor}

@@ -2,12 +2,16 @@
 // tools it offers (and which are allowed) and its last discovery error; re-read when the
 // change feed says a server was written, rediscovered or removed.
 
-import { api, tenantPath } from '../api.js';
-import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
+import { api, query, tenantPath } from '../api.js';
+import { Loaded, Pager, html, resourceIs, useChanges, useLoad, usePager, when } from '../ui.js';
 
 /** @param {import('../ui.js').ViewProps} props */
 export function McpView({ tenant, feed }) {
-  const state = useLoad((signal) => api.get(tenantPath(tenant, '/mcp'), { signal }), [tenant]);
+  const pager = usePager();
+  const state = useLoad(
+    (signal) => api.get(tenantPath(tenant, `/mcp${query({ cursor: pager.cursor })}`), { signal }),
+    [tenant, pager.cursor],
+  );
   useChanges(feed, state.reload, resourceIs('mcp_server'));
   const servers = state.data?.servers ?? [];
   return html`<h1>MCP servers</h1>
@@ -32,5 +36,6 @@ export function McpView({ tenant, feed }) {
             </ul>
           </section>`,
       )}
-    <//>`;
+    <//>
+    <${Pager} pager=${pager} nextCursor=${state.data?.next_cursor} label="MCP servers" />`;
 }

@@ -3,7 +3,7 @@
 // duration and result, resumes, notes, errors) and a cancel button. Events arriving
 // in a burst (a replay of 1,000) are applied once per animation frame.
 
-import { api, follow, tenantPath } from '../api.js';
+import { api, follow, query, tenantPath } from '../api.js';
 import {
   ErrorBox,
   Loaded,
@@ -124,12 +124,29 @@ ${typeof event.data.output.reply === 'string' ? event.data.output.reply : json(e
   </li>`;
 }
 
+/**
+ * Every entry of the run: the route answers a page at a time (`next_after`).
+ * @param {string} base
+ * @param {AbortSignal} signal
+ */
+async function allEntries(base, signal) {
+  /** @type {any[]} */
+  const entries = [];
+  let after = 0;
+  for (;;) {
+    const page = await api.get(`${base}/entries${query({ after })}`, { signal });
+    entries.push(...page.entries);
+    if (page.next_after === null || page.next_after === undefined) return { entries };
+    after = page.next_after;
+  }
+}
+
 /** @param {import('../ui.js').ViewProps} props */
 export function RunView({ tenant, route }) {
   const id = route.rest[0];
   const base = tenantPath(tenant, `/runs/${encodeURIComponent(id)}`);
   const run = useLoad((signal) => api.get(base, { signal }), [base]);
-  const entries = useLoad((signal) => api.get(`${base}/entries`, { signal }), [base]);
+  const entries = useLoad((signal) => allEntries(base, signal), [base]);
   const [events, setEvents] = useState(/** @type {any[]} */ ([]));
   const [streams, setStreams] = useState(/** @type {Record<number, string>} */ ({}));
   const [live, setLive] = useState('connecting');

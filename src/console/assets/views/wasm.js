@@ -2,8 +2,8 @@
 // its effect and hard limits (deadline, memory, output) and the module's size and hash;
 // re-read when the change feed says a tool was written or removed.
 
-import { api, tenantPath } from '../api.js';
-import { Loaded, html, resourceIs, useChanges, useLoad, when } from '../ui.js';
+import { api, query, tenantPath } from '../api.js';
+import { Loaded, Pager, html, resourceIs, useChanges, useLoad, usePager, when } from '../ui.js';
 
 /** @param {number} bytes */
 const size = (bytes) =>
@@ -11,9 +11,11 @@ const size = (bytes) =>
 
 /** @param {import('../ui.js').ViewProps} props */
 export function WasmView({ tenant, feed }) {
+  const pager = usePager();
   const state = useLoad(
-    (signal) => api.get(tenantPath(tenant, '/wasm-tools'), { signal }),
-    [tenant],
+    (signal) =>
+      api.get(tenantPath(tenant, `/wasm-tools${query({ cursor: pager.cursor })}`), { signal }),
+    [tenant, pager.cursor],
   );
   useChanges(feed, state.reload, resourceIs('wasm_tool'));
   const tools = state.data?.tools ?? [];
@@ -31,5 +33,6 @@ export function WasmView({ tenant, feed }) {
             </p>
           </section>`,
       )}
-    <//>`;
+    <//>
+    <${Pager} pager=${pager} nextCursor=${state.data?.next_cursor} label="WebAssembly tools" />`;
 }
