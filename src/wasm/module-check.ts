@@ -3,14 +3,9 @@
 // of `wasi_snapshot_preview1`, and the maxima of what it can grow (memory, tables) are
 // rewritten within keel's limits (module-limits.ts).
 
-import { KeelError } from '../errors.ts';
-import { WASM_PAGE_BYTES, capResources } from './module-limits.ts';
+import { WASM_PAGE_BYTES, capResources, invalid } from './module-limits.ts';
 
 export const WASI_MODULE = 'wasi_snapshot_preview1';
-
-function invalid(message: string): KeelError {
-  return new KeelError('WASM_MODULE_INVALID', message, { field: 'module' });
-}
 
 /** Checks the ABI of a compiled module; throws WASM_MODULE_INVALID naming the problem. */
 export function checkAbi(module: WebAssembly.Module): void {

@@ -31,8 +31,9 @@ const FUNC_TYPE = 0x60;
 /** Reference types with a heap-type index after them (function references / GC). */
 const REF_WITH_HEAP_TYPE = new Set([0x63, 0x64]);
 
-function invalid(message: string): KeelError {
-  return new KeelError('WASM_MODULE_INVALID', message, { field: 'module' });
+/** The module is refused: a 400 whose message names the field. */
+export function invalid(message: string): KeelError {
+  return new KeelError('WASM_MODULE_INVALID', `module: ${message}`, { field: 'module' });
 }
 
 interface Cursor {
