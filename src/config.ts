@@ -6,6 +6,7 @@ import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { KeelError } from './errors.ts';
+import { defaultMaxWorkersPerTenant, defaultPoolSize } from './wasm/pool.ts';
 import { parseAllowedHost } from './web/allow-hosts.ts';
 
 const providerSchema = z.strictObject({
@@ -132,6 +133,14 @@ const fileSchema = z.strictObject({
       allow_hosts: allowHostsSchema.optional(),
     })
     .optional(),
+  // --- [wasm]: the sandbox pool of WebAssembly tools (docs/wasm-tools.md) ---
+  wasm: z
+    .strictObject({
+      pool_size: z.number().int().min(1).max(64).optional(),
+      max_workers_per_tenant: z.number().int().min(1).max(64).optional(),
+    })
+    .optional(),
+  // --- end [wasm] ---
   telemetry: z
     .strictObject({
       otlp_endpoint: z.string().url().optional(),
@@ -169,7 +178,31 @@ export interface KeelConfig {
   tenant_limits: TenantLimits;
   mcp: McpSettings;
   telemetry: TelemetrySettings;
+  wasm: WasmSettings;
 }
+
+// ---- [wasm]: the sandbox pool of WebAssembly tools ---------------------------------
+// pool_size worker threads per process (default one per core, 1–4); a tenant holds at
+// most max_workers_per_tenant of them at once (default half the pool, rounded up), so
+// one tenant flooding calls leaves workers to the others.
+
+export interface WasmSettings {
+  pool_size: number;
+  max_workers_per_tenant: number;
+}
+
+function wasmSettingsOf(file: z.infer<typeof fileSchema>['wasm']): WasmSettings {
+  const poolSize = file?.pool_size ?? defaultPoolSize();
+  const perTenant = file?.max_workers_per_tenant ?? defaultMaxWorkersPerTenant(poolSize);
+  if (perTenant > poolSize) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `wasm.max_workers_per_tenant: ${perTenant} is more than wasm.pool_size (${poolSize})`,
+    );
+  }
+  return { pool_size: poolSize, max_workers_per_tenant: perTenant };
+}
+// --- end [wasm] ---
 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
 // One greedy tenant must not slow the others: it gets at most `running_runs` worker
@@ -537,6 +570,7 @@ export function loadConfig(
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
     mcp: mcpSettingsOf(file.mcp, env, cwd),
     telemetry: telemetrySettingsOf(file.telemetry, env),
+    wasm: wasmSettingsOf(file.wasm),
   };
   return deepFreeze(config);
 }

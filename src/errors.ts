@@ -206,6 +206,7 @@ export const TOOL_RESULT_CODES = {
   TOOL_TIMEOUT: 'tool_timeout_ms (clamped to the run deadline) passed',
   TOOL_ABORTED: "the run's abort signal fired while the tool ran",
   OUTCOME_UNKNOWN: 'an effectful call was in flight when an earlier attempt stopped',
+  TOOL_CRASHED: 'a repeatable call was in flight on two attempts that stopped; not run again',
   APPROVAL_DENIED: 'a person denied the call (the message is their note)',
   APPROVAL_TIMEOUT: "nobody decided within the agent's approval_timeout_ms",
   // Raised by built-in tools as ToolError.

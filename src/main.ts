@@ -44,7 +44,7 @@ import { createMcpSessions } from './mcp/sessions.ts';
 import { withWasmTools } from './wasm/catalog.ts';
 import { createCompiledModules } from './wasm/modules.ts';
 import type { WasmPool } from './wasm/pool.ts';
-import { createWasmPool, defaultPoolSize } from './wasm/pool.ts';
+import { createWasmPool } from './wasm/pool.ts';
 import { createWasmService } from './wasm/service.ts';
 import type { SeededBug } from './seeded-bugs.ts';
 import { checkSeededBugs } from './seeded-bugs.ts';
@@ -205,7 +205,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     let wasmPool: WasmPool | null = null;
     const wasmRunner = {
       modules: wasmModules,
-      pool: () => (wasmPool ??= createWasmPool({ size: defaultPoolSize() })),
+      pool: () =>
+        (wasmPool ??= createWasmPool({
+          size: config.wasm.pool_size,
+          maxPerTenant: config.wasm.max_workers_per_tenant,
+        })),
     };
     const wasm = createWasmService({ store, modules: wasmModules, compile });
     const toolsFor = withWasmTools(

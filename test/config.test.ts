@@ -172,6 +172,21 @@ describe('config', () => {
     );
   });
 
+  it('[wasm]: pool_size defaults to the cores (1–4), the share per tenant to half the pool', () => {
+    const defaults = loadConfig({}, {}, project()).wasm;
+    assert.ok(defaults.pool_size >= 1 && defaults.pool_size <= 4);
+    assert.equal(defaults.max_workers_per_tenant, Math.ceil(defaults.pool_size / 2));
+    assert.deepEqual(loadConfig({}, {}, project('[wasm]\npool_size = 5')).wasm, {
+      pool_size: 5,
+      max_workers_per_tenant: 3,
+    });
+    configError(
+      () => loadConfig({}, {}, project('[wasm]\npool_size = 2\nmax_workers_per_tenant = 3')),
+      /wasm\.max_workers_per_tenant: 3 is more than wasm\.pool_size \(2\)/,
+    );
+    configError(() => loadConfig({}, {}, project('[wasm]\npool_size = 0')), /wasm\.pool_size/);
+  });
+
   it('bad listen values are rejected', () => {
     for (const value of ['nope', '127.0.0.1', '127.0.0.1:99999', ':80', '127.0.0.1:http']) {
       configError(() => parseListen(value), /listen/);

@@ -25,6 +25,7 @@ after(async () => {
 
 function call(args: unknown) {
   return pool.run({
+    tenant: 'acme',
     module,
     input: Buffer.from(JSON.stringify({ arguments: args, idempotency_key: 'r:c' })),
     maxOutputBytes: 65_536,

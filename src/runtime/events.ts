@@ -17,6 +17,8 @@ export type RunEvent =
         rerun_calls: string[];
         /** Effectful calls in flight at the stop: OUTCOME_UNKNOWN or a failed run. */
         uncertain_calls: string[];
+        /** Repeatable calls in flight on MAX_CALL_CRASHES attempts: TOOL_CRASHED, not run. */
+        crashed_calls: string[];
         /** Calls of the last step that had not started: they simply run. */
         not_started_calls: string[];
       };

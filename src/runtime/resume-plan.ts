@@ -3,7 +3,10 @@
 //
 //   no `tool.call` event for it in this step → it never started: run it normally;
 //   a `tool.call` event but no result → it was in flight when the runtime stopped:
-//     read_only / idempotent → run it again, with the same idempotency key;
+//     read_only / idempotent → run it again, with the same idempotency key — unless it
+//       was already started MAX_CALL_CRASHES times: then a call that takes the process
+//       down with it (a hostile module, a tool that exhausts memory) would do so on every
+//       restart, so it is answered TOOL_CRASHED instead and the run goes on;
 //     effectful (or a tool that no longer exists) → its outcome is unknown:
 //       on_uncertain_effect "tell_model" → an OUTCOME_UNKNOWN result for the model,
 //       "fail" → the run fails EFFECT_OUTCOME_UNKNOWN.
@@ -17,6 +20,9 @@ import type { RunEntry, ToolCall, ToolResultBody, TraceEvent } from '../types.ts
 import type { RunEvent } from './events.ts';
 import { openCalls } from './open-calls.ts';
 
+/** Crashed attempts during one repeatable call after which it is not run again. */
+export const MAX_CALL_CRASHES = 2;
+
 export const OUTCOME_UNKNOWN_MESSAGE =
   'the runtime stopped while this call was in flight; it may or may not have taken effect — check before repeating it';
 
@@ -25,6 +31,8 @@ interface ResumePlan {
   rerun: string[];
   /** In flight, effectful: outcome unknown. */
   uncertain: string[];
+  /** In flight on MAX_CALL_CRASHES attempts already: answered TOOL_CRASHED, not run. */
+  crashed: string[];
   /** Never started: run normally. */
   not_started: string[];
 }
@@ -44,6 +52,7 @@ export function resumedEvent(
       steps,
       rerun_calls: plan.rerun,
       uncertain_calls: plan.uncertain,
+      crashed_calls: plan.crashed,
       not_started_calls: plan.not_started,
     },
   };
@@ -59,17 +68,36 @@ export function outcomeUnknownResult(call: ToolCall): ToolResultBody {
   };
 }
 
+export function crashedCallResult(call: ToolCall): ToolResultBody {
+  return {
+    call_id: call.call_id,
+    name: call.name,
+    ok: false,
+    error: {
+      code: 'TOOL_CRASHED',
+      message: `keel crashed during this call on ${MAX_CALL_CRASHES} attempts; it is not run again`,
+    },
+    duration_ms: 0,
+  };
+}
+
+function emptyPlan(): ResumePlan {
+  return { rerun: [], uncertain: [], crashed: [], not_started: [] };
+}
+
 function planResume(
   pending: readonly ToolCall[],
-  started: ReadonlySet<string>,
+  started: ReadonlyMap<string, number>,
   registry: ToolRegistry,
 ): ResumePlan {
-  const plan: ResumePlan = { rerun: [], uncertain: [], not_started: [] };
+  const plan = emptyPlan();
   for (const call of pending) {
-    if (!started.has(call.call_id)) plan.not_started.push(call.call_id);
+    const crashes = started.get(call.call_id);
+    if (crashes === undefined) plan.not_started.push(call.call_id);
     else if ((registry.get(call.name)?.effect ?? 'effectful') === 'effectful') {
       plan.uncertain.push(call.call_id);
-    } else plan.rerun.push(call.call_id);
+    } else if (crashes >= MAX_CALL_CRASHES) plan.crashed.push(call.call_id);
+    else plan.rerun.push(call.call_id);
   }
   return plan;
 }
@@ -91,18 +119,27 @@ async function scanTrace(
   }
 }
 
-/** call_ids of `step` whose `tool.call` event an earlier attempt recorded. */
+/**
+ * call_id → how many earlier attempts that crashed recorded its `tool.call` (intent) in
+ * `step`: a call with an intent is in the map; one ended by a shutdown grace (its attempt
+ * recorded `run.released`) counts 0, so only a call that crashes keel is refused.
+ */
 async function startedCalls(
   store: RunStore,
   run: { tenant: string; run_id: string },
   step: number,
-): Promise<Set<string>> {
-  const started = new Set<string>();
+): Promise<Map<string, number>> {
+  const intents: { callId: string; attempt: unknown }[] = [];
+  const released = new Set<unknown>();
   await scanTrace(store, run, (event) => {
     if (event.type === 'tool.call' && event.data.step === step) {
-      started.add(String(event.data.call_id));
-    }
+      intents.push({ callId: String(event.data.call_id), attempt: event.data.attempt });
+    } else if (event.type === 'run.released') released.add(event.data.attempt);
   });
+  const started = new Map<string, number>();
+  for (const { callId, attempt } of intents) {
+    started.set(callId, (started.get(callId) ?? 0) + (released.has(attempt) ? 0 : 1));
+  }
   return started;
 }
 
@@ -132,6 +169,6 @@ export async function planForResume(
   registry: ToolRegistry,
 ): Promise<ResumePlan> {
   const open = openCalls(entries);
-  if (!open || open.pending.length === 0) return { rerun: [], uncertain: [], not_started: [] };
+  if (!open || open.pending.length === 0) return emptyPlan();
   return planResume(open.pending, await startedCalls(store, run, open.step), registry);
 }

@@ -64,6 +64,7 @@ class RunAttempt {
   readonly figures: RunFigures;
   /** Calls found in flight at resume whose effect is unknown (resume-plan.ts). */
   private uncertain = new Set<string>();
+  private crashedCalls = new Set<string>();
   private readonly tools: ToolRegistry;
   private readonly toolDefinitions: ToolDefinition[];
   private readonly approvals: ApprovalGate;
@@ -145,6 +146,7 @@ class RunAttempt {
     if (run.attempt > 1) {
       const plan = await planForResume(this.deps.store, run, loaded, this.tools);
       this.uncertain = new Set(plan.uncertain);
+      this.crashedCalls = new Set(plan.crashed);
       events.push(resumedEvent(run.attempt, loaded.length, this.figures.steps, plan));
     }
     if (entries.length > 0 || events.length > 0) await this.checkpoint(entries, events);
@@ -170,8 +172,13 @@ class RunAttempt {
         const message = `effectful call(s) ${[...this.uncertain].join(', ')}: ${OUTCOME_UNKNOWN_MESSAGE}`;
         return runFailed('EFFECT_OUTCOME_UNKNOWN', message);
       }
-      await answerToolCalls(this.toolStepDeps(), { ...open, uncertain: this.uncertain });
+      await answerToolCalls(this.toolStepDeps(), {
+        ...open,
+        uncertain: this.uncertain,
+        crashed: this.crashedCalls,
+      });
       this.uncertain.clear();
+      this.crashedCalls.clear();
       return null;
     }
     // A step boundary: turns steered at this run join the journal first (steering.ts),

@@ -39,7 +39,7 @@ import type { ApprovalGate } from './approvals.ts';
 import type { RunControl } from './run-control.ts';
 import type { AttemptTrace } from './tracer.ts';
 import { RunStopped } from './run-control.ts';
-import { outcomeUnknownResult } from './resume-plan.ts';
+import { crashedCallResult, outcomeUnknownResult } from './resume-plan.ts';
 import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import { createToolPorts } from './tool-ports.ts';
 
@@ -112,6 +112,8 @@ interface ToolStep {
   pending: readonly ToolCall[];
   /** Calls found in flight at resume whose effect is unknown: answered OUTCOME_UNKNOWN. */
   uncertain: ReadonlySet<string>;
+  /** Calls found in flight at resume too often to run again: answered TOOL_CRASHED. */
+  crashed: ReadonlySet<string>;
 }
 
 type PreparedCall =
@@ -390,6 +392,10 @@ export async function answerToolCalls(deps: ToolStepDeps, work: ToolStep): Promi
     if (work.uncertain.has(call.call_id)) {
       // Its `tool.call` is in the trace already (an earlier attempt started it).
       await recordResult(deps, step, outcomeUnknownResult(call), true);
+      continue;
+    }
+    if (work.crashed.has(call.call_id)) {
+      await recordResult(deps, step, crashedCallResult(call), true);
       continue;
     }
     const prepared = prepareCall(call, deps.env);

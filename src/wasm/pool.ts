@@ -4,14 +4,27 @@
 // when it fires, or the run's abort signal does, the call is settled at once and its
 // worker is terminated (not awaited: a guest cannot catch terminate()) and replaced.
 // Whatever a guest does becomes a SandboxResult; nothing here throws because of a guest.
+// A worker that dies (its heap limit, a crash) settles its call as WASM_CRASHED and is
+// replaced. Tenants share the pool: a tenant holds at most `maxPerTenant` workers at
+// once, so another tenant's call finds one while the first floods the queue.
 
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { JsonValue } from '../types.ts';
 
 const SANDBOX_THREAD = new URL('./sandbox-thread.js', import.meta.url);
-/** Heap for the shim's own buffers (a guest's wasm memory is capped by the module). */
-const WORKER_HEAP_MB = 64;
+/**
+ * A worker's own limits: heap for the shim's buffers and a module's tables (a guest's
+ * wasm memory is capped by the module, its tables by module-limits.ts), code space for
+ * the shim, and the stack a guest's recursion overflows (a trap, not a crash). Past
+ * these the worker dies with ERR_WORKER_OUT_OF_MEMORY and is replaced.
+ */
+const WORKER_LIMITS = {
+  maxOldGenerationSizeMb: 64,
+  maxYoungGenerationSizeMb: 16,
+  codeRangeSizeMb: 16,
+  stackSizeMb: 4,
+};
 const STDERR_IN_MESSAGE = 200;
 
 export type SandboxErrorCode =
@@ -29,6 +42,8 @@ export type SandboxResult =
   | { ok: false; code: 'ABORTED'; message: string };
 
 export interface SandboxJob {
+  /** Whose call it is: the pool's share is per tenant. */
+  tenant: string;
   module: WebAssembly.Module;
   /** What the guest reads on stdin. */
   input: Uint8Array;
@@ -142,7 +157,13 @@ export function defaultPoolSize(): number {
   return Math.max(1, Math.min(4, availableParallelism()));
 }
 
-export function createWasmPool(options: { size: number }): WasmPool {
+/** Half the pool, rounded up: two tenants always get a worker each (with two or more). */
+export function defaultMaxWorkersPerTenant(poolSize: number): number {
+  return Math.ceil(poolSize / 2);
+}
+
+export function createWasmPool(options: { size: number; maxPerTenant?: number }): WasmPool {
+  const maxPerTenant = options.maxPerTenant ?? defaultMaxWorkersPerTenant(options.size);
   const slots: Slot[] = [];
   const queue: Pending[] = [];
   let nextId = 1;
@@ -156,7 +177,7 @@ export function createWasmPool(options: { size: number }): WasmPool {
       execArgv: [],
       stdout: true,
       stderr: true,
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
+      resourceLimits: WORKER_LIMITS,
     });
     slot.ready = false;
     worker.stdout.resume();
@@ -195,15 +216,40 @@ export function createWasmPool(options: { size: number }): WasmPool {
     if (!closed) pump();
   }
 
+  /** Workers each tenant holds now. */
+  function held(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const slot of slots) {
+      if (slot.call) counts.set(slot.call.job.tenant, (counts.get(slot.call.job.tenant) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** Takes the oldest queued call whose tenant is under its share; aborted ones settle. */
+  function next(counts: Map<string, number>): Pending | undefined {
+    for (let i = 0; i < queue.length;) {
+      const call = queue[i] as Pending;
+      if (call.job.signal.aborted) {
+        queue.splice(i, 1);
+        call.settle(ABORTED);
+        continue;
+      }
+      if ((counts.get(call.job.tenant) ?? 0) < maxPerTenant) {
+        queue.splice(i, 1);
+        return call;
+      }
+      i += 1;
+    }
+    return undefined;
+  }
+
   function pump(): void {
+    const counts = held();
     for (const slot of slots) {
       if (slot.call || !slot.ready) continue;
-      let call = queue.shift();
-      while (call?.job.signal.aborted) {
-        call.settle(ABORTED);
-        call = queue.shift();
-      }
+      const call = next(counts);
       if (!call) return;
+      counts.set(call.job.tenant, (counts.get(call.job.tenant) ?? 0) + 1);
       slot.call = call;
       const { job } = call;
       const budget = Math.max(0, Math.min(job.timeoutMs, job.deadline - Date.now()));

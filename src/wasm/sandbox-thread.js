@@ -25,11 +25,14 @@ const ERRNO = {
 };
 const STDERR_CAP = 4096;
 const STDIO = [0, 1, 2];
+/** POSIX's IOV_MAX: more iovecs in one call is EINVAL (else a guest sizes a host array). */
+const IOV_MAX = 1024;
 
 class ProcExit extends Error {}
 class DeadlineReached extends Error {}
 /** Thrown by fd_write past max_output_bytes: the call ends at the first write over the cap. */
 class OutputOverflow extends Error {}
+class TooManyIovecs extends Error {}
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -43,7 +46,9 @@ function createShim(input, maxOutput, deadline) {
   const state = {
     memory: null,
     exitCode: null,
-    stdout: [],
+    // One buffer, doubled as needed up to max_output_bytes: a guest writing one byte at a
+    // time must not cost the worker's heap an object per write.
+    stdout: new Uint8Array(Math.min(maxOutput, 65_536)),
     stdoutBytes: 0,
     stderr: '',
     overflow: false,
@@ -54,6 +59,7 @@ function createShim(input, maxOutput, deadline) {
   const view = () => new DataView(state.memory.buffer);
   const bytes = () => new Uint8Array(state.memory.buffer);
   const iovecs = (iovs, count) => {
+    if (count > IOV_MAX) throw new TooManyIovecs('iovecs');
     const dv = view();
     const list = [];
     for (let i = 0; i < count; i++) {
@@ -130,7 +136,14 @@ function createShim(input, maxOutput, deadline) {
             state.overflow = true;
             throw new OutputOverflow('overflow');
           }
-          state.stdout.push(source.slice(ptr, ptr + len));
+          if (state.stdoutBytes + len > state.stdout.length) {
+            let size = state.stdout.length * 2;
+            while (size < state.stdoutBytes + len) size *= 2;
+            const grown = new Uint8Array(Math.min(size, maxOutput));
+            grown.set(state.stdout.subarray(0, state.stdoutBytes));
+            state.stdout = grown;
+          }
+          state.stdout.set(source.subarray(ptr, ptr + len), state.stdoutBytes);
           state.stdoutBytes += len;
         } else if (state.stderr.length < STDERR_CAP) {
           state.stderr += Buffer.from(source.subarray(ptr, ptr + len)).toString('utf8');
@@ -211,6 +224,7 @@ function createShim(input, maxOutput, deadline) {
         } catch (error) {
           // A guest pointer out of bounds.
           if (error instanceof RangeError) return ERRNO.FAULT;
+          if (error instanceof TooManyIovecs) return ERRNO.INVAL;
           throw error;
         }
       };
@@ -248,7 +262,7 @@ function run(job) {
     badOutput: null,
   };
   if (!outcome.deadline && !outcome.overflow && outcome.trap === null && outcome.exitCode === 0) {
-    const text = Buffer.concat(state.stdout).toString('utf8');
+    const text = Buffer.from(state.stdout.buffer, 0, state.stdoutBytes).toString('utf8');
     try {
       outcome.output = JSON.parse(text);
     } catch (error) {

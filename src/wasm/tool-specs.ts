@@ -48,6 +48,7 @@ export function wasmToolSpec(
       }
       const envelope = { arguments: args, idempotency_key: context.idempotency_key };
       const result = await runner.pool().run({
+        tenant: info.tenant,
         module,
         input: Buffer.from(JSON.stringify(envelope)),
         maxOutputBytes: manifest.max_output_bytes,

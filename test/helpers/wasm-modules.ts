@@ -81,6 +81,62 @@ export const WAT = {
     '',
     '(memory (export "memory") 1)',
   ),
+  /**
+   * The attacker's module: `_start` grows a funcref table without a maximum forever,
+   * ignoring failures. Before tables were capped it aborted the whole process.
+   */
+  tableGrowFuncref: command(
+    '(loop $more (drop (table.grow $t (ref.null func) (i32.const 65536))) (br $more))',
+    '(table $t 0 funcref)',
+    '(memory (export "memory") 1 1)',
+  ),
+  /** The same with an externref table. */
+  tableGrowExternref: command(
+    '(loop $more (drop (table.grow $t (ref.null extern) (i32.const 65536))) (br $more))',
+    '(table $t 0 externref)',
+    '(memory (export "memory") 1 1)',
+  ),
+  /** Grows a table until it cannot, then prints the size it reached as a JSON number. */
+  tableSize: command(
+    `(loop $more (br_if $more (i32.ne (table.grow $t (ref.null func) (i32.const 1000)) (i32.const -1))))
+     (call $number (table.size $t))`,
+    `(table $t 10 funcref)
+     (func $number (param $n i32) (local $at i32)
+       (local.set $at (i32.const 200))
+       (loop $digit
+         (local.set $at (i32.sub (local.get $at) (i32.const 1)))
+         (i32.store8 (local.get $at) (i32.add (i32.const 48) (i32.rem_u (local.get $n) (i32.const 10))))
+         (local.set $n (i32.div_u (local.get $n) (i32.const 10)))
+         (br_if $digit (i32.ne (local.get $n) (i32.const 0))))
+       (call $write (i32.const 1) (local.get $at) (i32.sub (i32.const 200) (local.get $at))))`,
+  ),
+  /** Two tables that start with 60 000 elements each: refused at registration. */
+  bigTables: command('', '(table 60000 funcref) (table 60000 externref)'),
+  /** Prints "[[],[],…,0]", 8 388 483 bytes: more objects than a worker's heap can parse. */
+  nestedOutput: command(
+    `(local $i i32)
+     (loop $fill
+       (i32.store8 (i32.add (i32.const 1024) (local.get $i)) (i32.const 91))
+       (i32.store8 (i32.add (i32.const 1025) (local.get $i)) (i32.const 93))
+       (i32.store8 (i32.add (i32.const 1026) (local.get $i)) (i32.const 44))
+       (local.set $i (i32.add (local.get $i) (i32.const 3)))
+       (br_if $fill (i32.lt_u (local.get $i) (i32.const 65535))))
+     (call $write (i32.const 1) (i32.const 64) (i32.const 1))
+     (local.set $i (i32.const 0))
+     (loop $chunks
+       (call $write (i32.const 1) (i32.const 1024) (i32.const 65535))
+       (local.set $i (i32.add (local.get $i) (i32.const 1)))
+       (br_if $chunks (i32.lt_u (local.get $i) (i32.const 128))))
+     (call $write (i32.const 1) (i32.const 65) (i32.const 2))`,
+    '(data (i32.const 64) "[0]")',
+    '(memory (export "memory") 2 2)',
+  ),
+  /** Writes one byte at a time, forever. */
+  byteWrites: command(
+    '(loop $more (call $write (i32.const 1) (i32.const 64) (i32.const 1)) (br $more))',
+  ),
+  /** Recurses without end: a stack overflow. */
+  recurse: command('(call $down)', '(func $down (call $down))'),
   /** Writes 64 KiB chunks forever, ignoring every error: 100 MB and more. */
   flood: command(`
     (loop $more (call $write (i32.const 1) (i32.const 0) (i32.const 65536)) (br $more))`),
