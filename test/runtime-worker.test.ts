@@ -324,6 +324,7 @@ describe('worker', () => {
         steps: 1,
         rerun_calls: [],
         uncertain_calls: [],
+        crashed_calls: [],
         // The call's tool.call was never recorded: it had not started, so it just runs.
         not_started_calls: ['call_1_1'],
       });
