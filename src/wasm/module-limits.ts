@@ -9,7 +9,10 @@
 //     this check could not bound;
 //   table (4): the sum of the tables' initial sizes must fit MAX_TABLE_ELEMENTS, and
 //     every maximum is rewritten so that the sum of the maxima does too;
-//   memory (5): exactly one 32-bit unshared memory, its maximum set to the tool's limit.
+//   memory (5): exactly one 32-bit unshared memory, its maximum set to the tool's limit;
+//   element (9): the elements of all segments together must fit MAX_ELEMENT_SEGMENT_ELEMENTS
+//     (V8 builds a passive segment on the worker's heap at its first `table.init`: 10
+//     million elements, ten bytes of module each, took 85 MB of a 64 MiB heap).
 // Every other byte is left as it was. Imported tables, memories and globals are refused
 // by the ABI check (only functions may be imported).
 
@@ -23,10 +26,17 @@ export const WASM_PAGE_BYTES = 65_536;
  * thousand in large programs).
  */
 export const MAX_TABLE_ELEMENTS = 100_000;
+/**
+ * Elements of all of a module's element segments together (active, passive and
+ * declarative), and at most as many segments: the same budget as tables, since an active
+ * segment fills a table and a passive one is copied into one.
+ */
+export const MAX_ELEMENT_SEGMENT_ELEMENTS = MAX_TABLE_ELEMENTS;
 
 const SECTION_TYPE = 1;
 const SECTION_TABLE = 4;
 const SECTION_MEMORY = 5;
+const SECTION_ELEMENT = 9;
 const FUNC_TYPE = 0x60;
 /** Reference types with a heap-type index after them (function references / GC). */
 const REF_WITH_HEAP_TYPE = new Set([0x63, 0x64]);
@@ -159,8 +169,70 @@ function capMemory(cursor: Cursor, end: number, maxPages: number): number[] {
 }
 
 /**
+ * Skips a constant expression (an element or an offset) up to its `end`: the constant
+ * instructions of wasm 2.0 and extended-const. Anything else is refused rather than
+ * guessed at (the module compiled, so this only meets what keel does not support).
+ */
+function skipConstExpr(cursor: Cursor): void {
+  for (;;) {
+    const opcode = readByte(cursor);
+    if (opcode === 0x0b) return; // end
+    if (opcode === 0x41 || opcode === 0x42 || opcode === 0xd0)
+      skipLeb(cursor); // *.const, ref.null
+    else if (opcode === 0x23 || opcode === 0xd2)
+      readU32(cursor); // global.get, ref.func
+    else if (opcode === 0x43)
+      cursor.at += 4; // f32.const
+    else if (opcode === 0x44)
+      cursor.at += 8; // f64.const
+    else if (![0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e].includes(opcode)) {
+      // Not i32/i64 add, sub, mul either.
+      throw invalid(`an element segment uses instruction 0x${opcode.toString(16)}, not supported`);
+    }
+  }
+}
+
+/** Checks that the element segments hold at most MAX_ELEMENT_SEGMENT_ELEMENTS in all. */
+function checkElements(cursor: Cursor, end: number): void {
+  const count = readU32(cursor);
+  if (count > MAX_ELEMENT_SEGMENT_ELEMENTS) {
+    throw invalid(
+      `the module has ${count} element segments; at most ${MAX_ELEMENT_SEGMENT_ELEMENTS}`,
+    );
+  }
+  let elements = 0;
+  for (let i = 0; i < count; i++) {
+    // Flags 0-7 (wasm 2.0): bit 0 passive or declarative, bit 1 an explicit table index
+    // (active) or declarative, bit 2 expressions instead of function indices.
+    const flags = readU32(cursor);
+    if (flags > 7) throw invalid(`element segment ${i} has unknown flags ${flags}`);
+    const active = (flags & 1) === 0;
+    if (active && (flags & 2) !== 0) readU32(cursor); // table index
+    if (active) skipConstExpr(cursor); // offset
+    if (!active || (flags & 2) !== 0) {
+      // elemkind (0x00) or a reference type
+      if ((flags & 4) === 0) readByte(cursor);
+      else skipValueType(cursor);
+    }
+    const size = readU32(cursor);
+    elements += size;
+    if (elements > MAX_ELEMENT_SEGMENT_ELEMENTS) {
+      throw invalid(
+        `element segment ${i} brings the module's element segments to ${elements} elements; at most ${MAX_ELEMENT_SEGMENT_ELEMENTS} in all`,
+      );
+    }
+    for (let e = 0; e < size; e++) {
+      if ((flags & 4) === 0) readU32(cursor);
+      else skipConstExpr(cursor);
+    }
+  }
+  if (cursor.at !== end) throw invalid('the element section has trailing bytes');
+}
+
+/**
  * The module with its memory maximum at most `maxPages` and its tables' maxima within
- * MAX_TABLE_ELEMENTS; throws WASM_MODULE_INVALID (field `module`) for what cannot be
+ * MAX_TABLE_ELEMENTS, its element segments within MAX_ELEMENT_SEGMENT_ELEMENTS; the same bytes
+ * again for a module already capped. Throws WASM_MODULE_INVALID (field `module`) for what cannot be
  * bounded.
  */
 export function capResources(bytes: Uint8Array, maxPages: number): Uint8Array {
@@ -176,6 +248,7 @@ export function capResources(bytes: Uint8Array, maxPages: number): Uint8Array {
     let body: number[] | null = null;
     if (id === SECTION_TYPE) checkTypes(cursor, bodyEnd);
     else if (id === SECTION_TABLE) body = capTables(cursor, bodyEnd);
+    else if (id === SECTION_ELEMENT) checkElements(cursor, bodyEnd);
     else if (id === SECTION_MEMORY) {
       body = capMemory(cursor, bodyEnd, maxPages);
       memory = true;

@@ -185,3 +185,54 @@ export async function buildModules(): Promise<Record<WatName, Uint8Array>> {
   }
   return built;
 }
+
+function leb(value: number): number[] {
+  const out: number[] = [];
+  let rest = value;
+  do {
+    let byte = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+    if (rest !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (rest !== 0);
+  return out;
+}
+
+function section(id: number, body: number[] | Uint8Array): Uint8Array {
+  const head = [id, ...leb(body.length)];
+  const out = new Uint8Array(head.length + body.length);
+  out.set(head);
+  out.set(body, head.length);
+  return out;
+}
+
+/**
+ * A command module (one function, a 10-element funcref table, one page of memory) with
+ * one element segment of `elements` references to its function: `passive` (flags 1), or
+ * `active` at offset 0 of the table (flags 0, more elements than the table holds: V8
+ * compiles it and refuses only at instantiation). Built as bytes: wabt would need the
+ * elements spelled out one by one in the text.
+ */
+export function elementSegmentModule(kind: 'passive' | 'active', elements: number): Uint8Array {
+  const head = kind === 'passive' ? [1, 1, 0x00] : [1, 0, 0x41, 0, 0x0b];
+  const segment = new Uint8Array(head.length + leb(elements).length + elements);
+  segment.set([...head, ...leb(elements)]); // the function indices are all 0
+  const exports = [2, 6, ...Buffer.from('_start'), 0, 0, 6, ...Buffer.from('memory'), 2, 0];
+  const sections = [
+    section(1, [1, 0x60, 0, 0]), // type: () -> ()
+    section(3, [1, 0]), // function 0 of type 0
+    section(4, [1, 0x70, 0, 10]), // a funcref table of 10
+    section(5, [1, 0, 1]), // one page of memory
+    section(7, exports),
+    section(9, segment),
+    section(10, [1, 2, 0, 0x0b]), // _start: nothing
+  ];
+  const out = new Uint8Array(8 + sections.reduce((sum, part) => sum + part.length, 0));
+  out.set([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
+  let at = 8;
+  for (const part of sections) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
