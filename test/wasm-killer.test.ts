@@ -4,17 +4,19 @@
 // restart while its run was resumed; now the call is a tool error, the run succeeds and
 // the process stays up. And if keel is killed during a repeatable call anyway, twice,
 // the third process answers the call TOOL_CRASHED instead of running it again: no crash
-// loop.
+// loop. A module stored without the caps (before they existed, or by another path than
+// the PUT) is capped, or refused, when a call loads it.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
+import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { RoleProcess } from './helpers/keel-roles.ts';
 import { RoleProcesses } from './helpers/keel-roles.ts';
 import type { WatName } from './helpers/wasm-modules.ts';
-import { buildModules } from './helpers/wasm-modules.ts';
+import { buildModules, elementSegmentModule } from './helpers/wasm-modules.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -163,5 +165,68 @@ it('keel SIGKILLed twice during a repeatable call: the third process answers TOO
     `kills=2 tool.call events=${done.calls.length} result=${result.error.code} ` +
       `attempt=${done.run.attempt} run=${done.run.status}`,
   );
+  await processes.stopAll();
+});
+
+it('modules stored without the caps: capped or refused at the call; keel stays up', async () => {
+  const storeUrl = await freshStore();
+  // Straight into the store, as a keel before the caps stored them: no PUT check.
+  const store = await openSqliteStore({
+    path: storeUrl.slice('sqlite:'.length),
+    durability: 'process',
+  });
+  const raw: [string, Uint8Array][] = [
+    ['size', modules.tableSize],
+    ['grow', modules.tableGrowFuncref],
+    ['big', modules.bigTables],
+    ['elements', elementSegmentModule('passive', 200_000)],
+  ];
+  for (const [name, module] of raw) {
+    const manifest = {
+      description: `${name}, stored raw`,
+      input_schema: { type: 'object' },
+      effect: 'read_only',
+      timeout_ms: 2_000,
+      memory_limit_mb: 16,
+      max_output_bytes: 65_536,
+    };
+    await store.putWasmTool('acme', name, { manifest, module });
+  }
+  await store.close();
+  // The PUT refuses the huge element segment, naming the field.
+  const keel = await processes.start('all', storeUrl);
+  const put = await api(keel.url, 'PUT', '/v1/tenants/acme/wasm-tools/elements2', {
+    description: 'elements',
+    effect: 'read_only',
+    module_base64: Buffer.from(elementSegmentModule('passive', 200_000)).toString('base64'),
+  });
+  assert.equal(put.status, 400, put.text);
+  assert.equal(put.body.error.code, 'WASM_MODULE_INVALID');
+  assert.match(put.body.error.message, /^module: element segment 0 brings/);
+
+  const lines: string[] = [];
+  const expected = {
+    size: { ok: true, result: 99_010 },
+    grow: { ok: false, code: 'WASM_TIMEOUT' },
+    big: { ok: false, code: 'WASM_MODULE_INVALID' },
+    elements: { ok: false, code: 'WASM_MODULE_INVALID' },
+  };
+  for (const [name, want] of Object.entries(expected)) {
+    const started = Date.now();
+    const runId = await submit(keel.url, `raw-${name}`, `@call wasm_${name} {}`);
+    const done = await finished(keel.url, runId).catch((error: unknown) => {
+      assert.fail(`keel died during ${name}: ${String(error)}\n${keel.output().slice(-600)}`);
+    });
+    assert.ok(alive(keel), `keel died during ${name}: ${keel.output().slice(-600)}`);
+    assert.equal(done.run.status, 'succeeded', JSON.stringify(done.run));
+    const [result] = done.results;
+    const got = result.ok
+      ? { ok: true, result: result.result }
+      : { ok: false, code: result.error.code };
+    assert.deepEqual(got, want, `${name}: ${JSON.stringify(result)}`);
+    lines.push(`${name}: ${JSON.stringify(got)} in ${Date.now() - started} ms`);
+  }
+  assert.ok(alive(keel));
+  console.log(`raw modules: ${lines.join('; ')}; keel alive`);
   await processes.stopAll();
 });

@@ -5,6 +5,7 @@
 
 import type { ValidateFunction } from 'ajv';
 import { z } from 'zod';
+import { isKeelError } from '../errors.ts';
 import type { WasmToolInfo } from '../store/shapes.ts';
 import type { AnyToolSpec } from '../tools/tool.ts';
 import { ToolError, defineTool } from '../tools/tool.ts';
@@ -42,7 +43,15 @@ export function wasmToolSpec(
     effect: manifest.effect,
     inputSchema: manifest.input_schema as JsonObject,
     async run(args, context) {
-      const module = await runner.modules.load(info.tenant, info.name, info.sha256);
+      const module = await runner.modules
+        .load(info.tenant, info.name, info.sha256)
+        .catch((error: unknown) => {
+          // Stored bytes the cap refuses: a tool error, and the module never runs.
+          if (isKeelError(error, 'WASM_MODULE_INVALID')) {
+            throw new ToolError(error.code, error.message);
+          }
+          throw error;
+        });
       if (!module) {
         throw new ToolError('TOOL_NOT_FOUND', `${wasmToolName(info.name)} was removed or replaced`);
       }
