@@ -12,7 +12,7 @@
 //   memory (5): exactly one 32-bit unshared memory, its maximum set to the tool's limit;
 //   element (9): the elements of all segments together must fit MAX_ELEMENT_SEGMENT_ELEMENTS
 //     (V8 builds a passive segment on the worker's heap at its first `table.init`: 10
-//     million elements, ten bytes of module each, took 85 MB of a 64 MiB heap).
+//     million elements, a 10 MB module, took 85 MB of a 64 MiB heap).
 // Every other byte is left as it was. Imported tables, memories and globals are refused
 // by the ABI check (only functions may be imported).
 
