@@ -282,6 +282,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
     // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({
       store,
+      maxQueued: config.tenant_limits.queued_runs,
       logger,
       heartbeat: { store, holder: `${hostname()}:${process.pid}` },
     });

@@ -9,6 +9,9 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 
@@ -149,6 +152,85 @@ describe('secret values never in an error', () => {
       );
     } finally {
       echoing.close();
+    }
+  });
+
+  it('an MCP server whose error results echo the header (as sent, JSON-escaped, percent-encoded): no value in the trace', async () => {
+    // A real MCP server (streamable HTTP, stateless) whose every tool fails with the
+    // request's Authorization header in its error text, in one form per tool.
+    const forms: Record<string, (header: string) => string> = {
+      plain: (header) => `denied for ${header}`,
+      json: (header) => JSON.stringify({ error: 'denied', headers: { authorization: header } }),
+      url: (header) => `denied: see https://example.test/?auth=${encodeURIComponent(header)}`,
+    };
+    const mcp = createServer((request, response) => {
+      const server = new Server({ name: 'echoing', version: '1' }, { capabilities: { tools: {} } });
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({
+        tools: Object.keys(forms).map((name) => ({
+          name,
+          inputSchema: { type: 'object' as const, properties: {} },
+          annotations: { readOnlyHint: true },
+        })),
+      }));
+      server.setRequestHandler(CallToolRequestSchema, async (call) => {
+        const header = String(request.headers.authorization ?? '');
+        const text = (forms[call.params.name] as (header: string) => string)(header);
+        return { isError: true, content: [{ type: 'text', text }] };
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      response.on('close', () => void transport.close());
+      void server.connect(transport).then(() => transport.handleRequest(request, response));
+    });
+    await new Promise<void>((done) => mcp.listen(0, '127.0.0.1', done));
+    try {
+      const port = (mcp.address() as AddressInfo).port;
+      // A quote and a backslash make the JSON-escaped form differ from the value; a space
+      // and an é make the percent-encoded one differ.
+      const value = `Bearer ${MARKER} "q"\\z-café`;
+      assert.equal((await api('PUT', '/secrets/mcp-token', { value })).status, 201);
+      const put = await api('PUT', '/mcp/echoes', {
+        transport: {
+          type: 'http',
+          url: `http://127.0.0.1:${port}/mcp`,
+          headers_from: { Authorization: 'mcp-token' },
+        },
+      });
+      assert.equal(put.status, 201, put.text);
+      const submitted = await api('POST', '/turns', {
+        agent: 'a',
+        scope: 'echoes',
+        payload: {
+          text: Object.keys(forms)
+            .map((name) => `@call mcp_echoes_${name} {}`)
+            .join('\n'),
+        },
+      });
+      assert.equal(submitted.status, 202, submitted.text);
+      const runId = submitted.body.run_id as string;
+      const waited = await api('GET', `/runs/${runId}/wait?timeout_ms=30000`);
+      assert.equal(waited.body.timed_out, false, waited.text);
+      const trace = await api('GET', `/runs/${runId}/trace?limit=1000`);
+      const results = trace.body.events.filter((event: Loose) => event.type === 'tool.result');
+      assert.equal(results.length, Object.keys(forms).length, trace.text);
+      for (const result of results) {
+        assert.equal(result.data.ok, false);
+        assert.equal(result.data.error.code, 'MCP_TOOL_ERROR');
+        console.log(`tool error the model sees: ${result.data.error.message}`);
+        assert.match(result.data.error.message, /\[secret\]/);
+      }
+      const entries = await api('GET', `/runs/${runId}/entries`);
+      const seen = [
+        trace.text,
+        waited.text,
+        entries.text,
+        (await api('GET', `/runs/${runId}`)).text,
+      ];
+      for (const text of seen) {
+        assert.doesNotMatch(text, new RegExp(MARKER), 'the server echoed the secret into a trace');
+      }
+      console.log(`checked ${trace.body.events.length} trace events: no secret value in any form`);
+    } finally {
+      mcp.close();
     }
   });
 });

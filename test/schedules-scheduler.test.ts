@@ -17,7 +17,7 @@ describe('scheduler: timing kinds', () => {
     try {
       const { schedule } = await fx.put('daily', { cron: '0 8 * * *', timezone: 'Europe/Berlin' });
       assert.equal(schedule.next_fire_at, '2026-01-15T07:00:00.000Z'); // 08:00 CET
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       assert.equal((await scheduler.tick()).fired, 0);
       fx.clock.advance(HOUR);
       assert.equal((await scheduler.tick()).fired, 1);
@@ -44,7 +44,7 @@ describe('scheduler: timing kinds', () => {
     const fx = await scheduleFixture('2026-01-15T00:00:00.000Z');
     try {
       await fx.put('tick', { every_ms: 5000 });
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       for (let step = 0; step < 4; step += 1) {
         fx.clock.advance(5000);
         assert.equal((await scheduler.tick()).fired, 1);
@@ -65,7 +65,7 @@ describe('scheduler: timing kinds', () => {
     const fx = await scheduleFixture('2026-01-15T00:00:00.000Z');
     try {
       await fx.put('once', { at: '2026-01-15T00:10:00+00:00' });
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       fx.clock.advance(10 * MINUTE);
       assert.equal((await scheduler.tick()).fired, 1);
       fx.clock.advance(HOUR);
@@ -99,7 +99,7 @@ describe('scheduler: DST in Europe/Berlin (30 2 * * *)', () => {
     const fx = await scheduleFixture(start);
     try {
       await fx.put('night', { cron: '30 2 * * *', timezone: 'Europe/Berlin' });
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       for (let minutes = 0; minutes < hours * 60; minutes += 5) {
         fx.clock.advance(5 * MINUTE);
         await scheduler.tick();
@@ -135,7 +135,11 @@ describe('scheduler: misfire after downtime', () => {
     try {
       await fx.put('hourly', { cron: '0 * * * *', timezone: 'UTC', misfire: 'skip' });
       fx.clock.advance(5 * HOUR + 10 * MINUTE); // down for five occurrences
-      const report = await createScheduler({ store: fx.store, now: fx.clock.now }).tick();
+      const report = await createScheduler({
+        store: fx.store,
+        now: fx.clock.now,
+        maxQueued: null,
+      }).tick();
       assert.equal(report.skipped, 1);
       assert.deepEqual(await scheduleRuns(fx.store), []);
       const after = await fx.store.getSchedule('t1', 'hourly');
@@ -151,7 +155,7 @@ describe('scheduler: misfire after downtime', () => {
     try {
       await fx.put('hourly', { cron: '0 * * * *', timezone: 'UTC' });
       fx.clock.advance(5 * HOUR + 10 * MINUTE);
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       assert.equal((await scheduler.tick()).fired, 1);
       assert.equal((await scheduler.tick()).fired, 0);
       assert.deepEqual(await scheduleRuns(fx.store), ['schedule:hourly:2026-01-15T01:00:00.000Z']);
@@ -175,7 +179,7 @@ describe('scheduler: crash between enqueue and advance', () => {
     try {
       await fx.put('tick', { every_ms: 60_000 });
       fx.clock.advance(60_000);
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       const crashed = await scheduler.tick();
       assert.equal(crashed.errors, 1);
       assert.deepEqual(await scheduleRuns(fx.store), [], 'the enqueue was rolled back');
@@ -199,19 +203,19 @@ describe('scheduler: crash between enqueue and advance', () => {
       fx.clock.advance(60_000);
       const [due] = await fx.store.dueSchedules(10);
       assert.ok(due);
-      const plan = planFire(due, fx.clock.now(), 60_000);
+      const plan = planFire(due, fx.clock.now(), 60_000, null);
       assert.equal((await fx.store.fireSchedule(plan)).outcome, 'fired');
       // The same plan again (a second scheduler that read before the first committed):
       const replay = await fx.store.fireSchedule({
         ...plan,
-        run: planFire(due, fx.clock.now(), 60_000).run,
+        run: planFire(due, fx.clock.now(), 60_000, null).run,
       });
       assert.equal(replay.outcome, 'stale');
       // Without the next_fire_at/revision guard, the request_id still deduplicates:
       const fresh = await fx.store.getSchedule('t1', 'tick');
       assert.ok(fresh);
       const forced = await fx.store.fireSchedule({
-        ...planFire(due, fx.clock.now(), 60_000),
+        ...planFire(due, fx.clock.now(), 60_000, null),
         revision: fresh.revision,
         expected_next_fire_at: fresh.next_fire_at as string,
       });
@@ -234,8 +238,8 @@ describe('scheduler: two schedulers on one store', () => {
     try {
       for (let index = 0; index < 10; index += 1) await fx.put(`s${index}`, { every_ms: 1000 });
       const peer = await fx.peer();
-      const first = createScheduler({ store: fx.store, now: fx.clock.now });
-      const second = createScheduler({ store: peer, now: fx.clock.now });
+      const first = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
+      const second = createScheduler({ store: peer, now: fx.clock.now, maxQueued: null });
       let stale = 0;
       for (let round = 0; round < 20; round += 1) {
         fx.clock.advance(1000);
@@ -267,7 +271,7 @@ describe('scheduler: agent gone', () => {
       ).ctx.db;
       raw.prepare("DELETE FROM agents WHERE tenant = 't1' AND name = 'a1'").run();
       fx.clock.advance(1000);
-      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now });
+      const scheduler = createScheduler({ store: fx.store, now: fx.clock.now, maxQueued: null });
       assert.equal((await scheduler.tick()).disabled, 1);
       fx.clock.advance(1000);
       assert.equal((await scheduler.tick()).due, 0, 'not failing every tick');

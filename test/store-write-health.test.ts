@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { FullDiskGuard } from '../src/store/sqlite/disk-reserve.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import { WriteHealth } from '../src/store/write-health.ts';
 
@@ -73,5 +74,53 @@ describe('write health: re-check while the disk is full', () => {
     assert.equal(health.recheckPending, true);
     await store.close();
     assert.equal(health.recheckPending, false);
+  });
+
+  it('without a reserve (a peer) writes come back only when a statfs shows room', async () => {
+    let free = 0;
+    let looked = 0;
+    const guard = new FullDiskGuard({
+      reservePath: null,
+      checkpoint: () => undefined,
+      freePagesBytes: () => 0,
+      walCheckpointBytes: () => undefined,
+      freeDiskBytes: () => {
+        looked += 1;
+        return free;
+      },
+      recheckBackoff: { firstMs: 20, maxMs: 40 },
+    });
+    guard.failed(diskFull());
+    assert.equal(guard.health.recheckPending, true);
+    // Past the default first re-check (1 s) too: before, that one took writes back blindly.
+    await sleep(1200);
+    console.log(`statfs says 0 bytes free: ${looked} re-checks in 1.2 s, disk full still`);
+    assert.equal(guard.health.diskFull, true, 'the re-check took writes back on a full disk');
+    assert.ok(looked > 0, 'the re-check looked at free space');
+    assert.equal(guard.recover('probe'), false, 'readiness took writes back on a full disk');
+    assert.throws(() => guard.admit(), { code: 'STORE_UNAVAILABLE' });
+    free = 1024 ** 3;
+    const start = Date.now();
+    while (guard.health.diskFull && Date.now() - start < 2000) await sleep(10);
+    console.log(`room back: writes taken after ${Date.now() - start} ms`);
+    assert.equal(guard.health.diskFull, false);
+    assert.equal(guard.health.recheckPending, false);
+    guard.admit();
+    guard.stop();
+  });
+
+  it('a guard that cannot look at free space runs no re-check and leaves it to a delete', async () => {
+    const guard = new FullDiskGuard({
+      reservePath: null,
+      checkpoint: () => undefined,
+      freePagesBytes: () => 0,
+      walCheckpointBytes: () => undefined,
+    });
+    guard.failed(diskFull());
+    assert.equal(guard.health.recheckPending, false);
+    assert.equal(guard.recover('probe'), false);
+    assert.equal(guard.health.diskFull, true);
+    guard.freeingSpace(() => guard.committed());
+    assert.equal(guard.health.diskFull, false, 'a committed delete takes writes again');
   });
 });

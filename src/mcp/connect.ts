@@ -41,9 +41,27 @@ export interface OpenedClient {
 /** Where a secret's value would appear in an error message. */
 const SCRUBBED = '[secret]';
 
-/** `text` without any of `values` (a server may echo a header back in its error). */
+/**
+ * The forms a value takes in a server's answer: as sent, JSON-escaped (a server that
+ * echoes the request as JSON; also with non-ASCII as \uXXXX, as Python writes it) and
+ * percent-encoded (one that echoes a URL).
+ */
+function secretForms(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  const asciiJson = json.replace(
+    /[\u0080-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return [value, json, asciiJson, encodeURIComponent(value)];
+}
+
+/** `text` without any of `values` in any form (a server may echo a header back in its error). */
 export function scrubSecrets(text: string, values: readonly string[]): string {
-  return values.reduce((out, value) => (value ? out.split(value).join(SCRUBBED) : out), text);
+  // Longest first, so no form is cut apart by a shorter one before it is blanked.
+  const forms = [...new Set(values.filter(Boolean).flatMap(secretForms))].sort(
+    (a, b) => b.length - a.length,
+  );
+  return forms.reduce((out, form) => out.split(form).join(SCRUBBED), text);
 }
 
 /**

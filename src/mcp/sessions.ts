@@ -172,7 +172,7 @@ export function createMcpSessions(
         if (options.signal.aborted) forward();
         else options.signal.addEventListener('abort', forward, { once: true });
         try {
-          return (await client.client.callTool(
+          const result = (await client.client.callTool(
             { name: tool, arguments: args, _meta: { idempotency_key: options.idempotencyKey } },
             undefined,
             // The tool's signal carries keel's deadline (tool-step.ts answers TOOL_TIMEOUT
@@ -184,6 +184,7 @@ export function createMcpSessions(
               maxTotalTimeout: Math.max(1, options.timeoutMs) + SDK_TIMEOUT_MARGIN_MS,
             },
           )) as CallToolResult;
+          return result.isError ? scrubbedError(result, client.scrub) : result;
         } catch (error) {
           if (options.signal.aborted) throw error;
           if (session.closed || !sessions.has(id)) {
@@ -215,6 +216,19 @@ export function createMcpSessions(
     async closeAll() {
       await Promise.all([...sessions.entries()].map(([id, session]) => closeSession(id, session)));
     },
+  };
+}
+
+/**
+ * An error result with the secrets this client sends blanked from its text: it becomes
+ * the tool's error, the trace and the model's input (a server may echo the request).
+ */
+function scrubbedError(result: CallToolResult, scrub: (text: string) => string): CallToolResult {
+  return {
+    ...result,
+    content: result.content.map((item) =>
+      item.type === 'text' ? { ...item, text: scrub(item.text) } : item,
+    ),
   };
 }
 

@@ -23,6 +23,11 @@ import { nextFireAfter } from './timing.ts';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
+  /**
+   * tenant_limits.queued_runs (null: no limit). A due fire that finds its tenant's queue
+   * full enqueues nothing and is skipped (last_error says so); the schedule advances.
+   */
+  maxQueued: number | null;
   /** Epoch ms; injected so tests move time instead of sleeping. */
   now?: () => number;
   logger?: Pick<Logger, 'warn' | 'error' | 'info'>;
@@ -97,7 +102,12 @@ export function scheduleRun(schedule: Schedule, requestId: string | null): Enque
 }
 
 /** What one due schedule does at `now`: pure, so every scheduler computes the same. */
-export function planFire(schedule: Schedule, now: number, misfireGraceMs: number): DueFire {
+export function planFire(
+  schedule: Schedule,
+  now: number,
+  misfireGraceMs: number,
+  maxQueued: number | null,
+): DueFire {
   const dueAt = Date.parse(schedule.next_fire_at as string);
   const next = nextFireAfter(timingOfSchedule(schedule), Math.max(now, dueAt), dueAt);
   const missed = now - dueAt > misfireGraceMs;
@@ -108,7 +118,12 @@ export function planFire(schedule: Schedule, now: number, misfireGraceMs: number
     name: schedule.name,
     revision: schedule.revision,
     expected_next_fire_at: new Date(dueAt).toISOString(),
-    run: skip ? null : scheduleRun(schedule, fireRequestId(schedule.name, dueAt)),
+    run: skip
+      ? null
+      : {
+          ...scheduleRun(schedule, fireRequestId(schedule.name, dueAt)),
+          max_queued: maxQueued,
+        },
     next_fire_at: next === null ? null : new Date(next).toISOString(),
     note: skip
       ? `skipped the fire due at ${new Date(dueAt).toISOString()} (misfire = skip, ${now - dueAt} ms late)`
@@ -154,7 +169,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     for (const schedule of due) {
       // One schedule's failure is logged and retried next tick; it never stops the batch.
       try {
-        const result = await options.store.fireSchedule(planFire(schedule, now(), grace));
+        const result = await options.store.fireSchedule(
+          planFire(schedule, now(), grace, options.maxQueued),
+        );
         if (result.outcome === 'fired') {
           if (result.deduplicated) report.deduplicated += 1;
           else report.fired += 1;

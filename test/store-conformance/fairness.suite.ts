@@ -1,10 +1,11 @@
 // Fairness between tenants (src/store/rules/tenant-fairness.ts): the claim prefers the
 // tenant with the fewest running runs and honours a per-tenant running cap; the queued
-// run limit is exact under racing enqueues, and so are the schedule and agent quotas; due
-// schedules come round-robin over tenants.
+// run limit is exact under racing enqueues (a due schedule fire past it is skipped), and so
+// are the schedule and agent quotas; due schedules come round-robin over tenants.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createScheduler } from '../../src/schedules/scheduler.ts';
 import type { ScheduleWrite, Store } from '../../src/store/store.ts';
 import type { StoreFactory } from './harness.ts';
 import { AGENT, agentSpec, claimOrFail, LEASE_MS, StoreHarness, TENANT, turn } from './harness.ts';
@@ -149,6 +150,38 @@ export function fairnessSuite(factory: StoreFactory): void {
       assert.equal(accepted, 5);
       assert.equal(refused, 7);
       assert.equal((await store.listRuns(TENANT, { status: 'queued' }, 50)).items.length, 5);
+    });
+
+    it('a due schedule fire past the queued-run limit enqueues nothing: skipped, noted, advanced', async () => {
+      const { store, clock } = await harness.fresh();
+      await store.enqueueRun(turn({ scope: 'a' }));
+      await store.enqueueRun(turn({ scope: 'b' }));
+      const dueAt = new Date(clock.now() - 1000).toISOString();
+      await store.putSchedule(TENANT, 'flood', dueSchedule(dueAt, 'f'));
+      const scheduler = createScheduler({ store, now: clock.now, maxQueued: 2 });
+      const full = await scheduler.tick();
+      const queued = async () => (await store.listRuns(TENANT, { status: 'queued' }, 50)).items;
+      const skipped = await store.getSchedule(TENANT, 'flood');
+      console.log(
+        `due fire with 2 of 2 queued: fired=${full.fired} skipped=${full.skipped} queued=${(await queued()).length}; last_error: ${skipped?.last_error}`,
+      );
+      assert.equal(full.fired, 0);
+      assert.equal(full.skipped, 1);
+      assert.equal((await queued()).length, 2, 'the fire queued past the limit');
+      assert.match(skipped?.last_error ?? '', /skipped the fire due at .*queued_runs/);
+      assert.equal(skipped?.enabled, true);
+      assert.equal(skipped?.last_run_id, null);
+      assert.ok(Date.parse(skipped?.next_fire_at ?? '') > clock.now(), 'advanced as usual');
+      assert.equal((await scheduler.tick()).due, 0, 'not retried on the next tick');
+      // Room again: the next occurrence fires and clears the note.
+      await claimOrFail(store);
+      clock.advance(60_000);
+      const room = await scheduler.tick();
+      assert.equal(room.fired, 1);
+      assert.equal((await queued()).length, 2);
+      const fired = await store.getSchedule(TENANT, 'flood');
+      assert.equal(fired?.last_error, null);
+      assert.notEqual(fired?.last_run_id, null);
     });
 
     it('a schedule create past max_schedules is QUOTA_EXCEEDED; replacing one is fine', async () => {

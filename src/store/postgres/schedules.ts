@@ -6,6 +6,7 @@ import {
   agentDeletedNote,
   agentMissingNote,
   fireResult,
+  queueFullSkipNote,
   msOrNull,
   owns,
   requireOwned,
@@ -18,6 +19,7 @@ import type { Schedule } from '../../types.ts';
 import type {
   Page,
   ScheduleFilter,
+  EnqueueResult,
   ScheduleFireInput,
   ScheduleFireResult,
   ScheduleOwner,
@@ -206,7 +208,15 @@ export async function fireSchedule(
         schedule: toSchedule(disabled as ScheduleRow),
       };
     }
-    const enqueued = run === null ? null : await enqueueIn(tx, run);
+    let enqueued: EnqueueResult | null = null;
+    let note = input.mode === 'due' ? input.note : null;
+    try {
+      enqueued = run === null ? null : await enqueueIn(tx, run);
+    } catch (error) {
+      // Refused after its reads only (the count), so the transaction goes on.
+      note = queueFullSkipNote(input, error);
+      if (note === null) throw error;
+    }
     if (enqueued && !enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
     let updated: ScheduleRow | undefined;
     if (input.mode === 'due') {
@@ -220,7 +230,7 @@ export async function fireSchedule(
           input.next_fire_at !== null,
           enqueued ? tx.now : row.last_fired_at,
           enqueued?.run.run_id ?? null,
-          input.note,
+          note,
           tx.now,
           input.tenant,
           input.name,

@@ -6,6 +6,7 @@ import { KeelError } from '../../errors.ts';
 import type { EnqueueResult, ScheduleFireInput, ScheduleFireResult } from '../store.ts';
 import type { ScheduleOwner, ScheduleWrite } from '../store.ts';
 import type { Schedule } from '../../types.ts';
+import { isQueueFullError } from './tenant-fairness.ts';
 
 /** The columns these rules read, whatever type the backend gives `enabled`. */
 interface ScheduleFacts {
@@ -93,6 +94,18 @@ export function agentMissingNote(agent: string): string {
 /** last_error of the schedules of a deleted agent. */
 export function agentDeletedNote(agent: string): string {
   return `agent ${agent} was deleted`;
+}
+
+/**
+ * The last_error of a due fire whose run the tenant's full queue refused
+ * (tenant_limits.queued_runs), or null when `error` is something else or the fire is
+ * manual (POST …/trigger answers 429 instead). Such a fire is skipped, not retried: the
+ * schedule advances to its next occurrence as after a misfire, so a full queue never
+ * piles up retries that all land the moment it drains.
+ */
+export function queueFullSkipNote(input: ScheduleFireInput, error: unknown): string | null {
+  if (input.mode !== 'due' || !isQueueFullError(error)) return null;
+  return `skipped the fire due at ${input.expected_next_fire_at}: the tenant already had ${input.run?.max_queued} queued runs (tenant_limits.queued_runs)`;
 }
 
 export function fireResult(enqueued: EnqueueResult | null, schedule: Schedule): ScheduleFireResult {

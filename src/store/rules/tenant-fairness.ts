@@ -45,6 +45,15 @@ export function queueFullError(tenant: string, limit: number): KeelError {
   );
 }
 
+/** True for the error queueFullError raises. */
+export function isQueueFullError(error: unknown): error is KeelError {
+  return (
+    error instanceof KeelError &&
+    error.code === 'RATE_LIMITED' &&
+    error.details?.limit === 'queued_runs'
+  );
+}
+
 /** True when one more queued run would pass the limit (null: no limit). */
 export function queueIsFull(queued: number, limit: number | null | undefined): boolean {
   return limit !== null && limit !== undefined && queued >= limit;

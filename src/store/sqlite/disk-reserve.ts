@@ -11,12 +11,15 @@
 // readiness check does the same, counting only free disk space and asking for
 // PROBE_ROOM_BYTES: space freed outside keel is noticed without a delete. So does a
 // re-check on a timer while the disk is full (write-health.ts), so writes resume without
-// anyone asking for readiness. Not ready all that time.
+// anyone asking for readiness. Not ready all that time. A connection without a reserve (a
+// peer) re-admits writes the same way only when a statfs of the database's directory shows
+// the room; one that cannot look (no path) runs no re-check and leaves it to a delete.
 
 import { closeSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { storeFault } from '../store-errors.ts';
 import { WAL_CHECKPOINT_BYTES } from './connection.ts';
+import type { RecheckBackoff } from '../write-health.ts';
 import { WriteHealth } from '../write-health.ts';
 
 export const RESERVE_FILE_NAME = 'keel.reserve';
@@ -51,6 +54,14 @@ interface FullDiskGuardOptions {
   freePagesBytes: () => number;
   /** Sets the WAL size at which a commit checkpoints (connection.ts). */
   walCheckpointBytes: (bytes: number) => void;
+  /**
+   * Free disk bytes where the database lives (a statfs of its directory). Absent: the
+   * reserve's directory when there is one; else free space cannot be looked at, so no
+   * re-check runs and a readiness check does not take writes again.
+   */
+  freeDiskBytes?: () => number;
+  /** Delays of the re-check while the disk is full (write-health.ts's by default). */
+  recheckBackoff?: RecheckBackoff;
 }
 
 /**
@@ -84,12 +95,21 @@ export class FullDiskGuard {
   private freeing = 0;
 
   private readonly reservePath: string | null;
+  /** null: free disk space cannot be looked at (no database path). */
+  private readonly freeDisk: (() => number) | null;
   /** The WAL is SHORT_WAL_BYTES since a full disk left too little room for a whole one. */
   private shortWal = false;
 
   constructor(private readonly options: FullDiskGuardOptions) {
-    this.health = new WriteHealth({ recheck: () => this.recover('probe') });
     this.reservePath = options.reservePath;
+    const reserveDir = options.reservePath === null ? null : dirname(options.reservePath);
+    this.freeDisk =
+      options.freeDiskBytes ?? (reserveDir === null ? null : () => freeDiskBytesIn(reserveDir));
+    // A re-check that cannot look at free space would only guess: none then.
+    this.health = new WriteHealth({
+      ...(this.freeDisk && { recheck: () => this.recover('probe') }),
+      ...(options.recheckBackoff && { backoff: options.recheckBackoff }),
+    });
     if (this.reservePath && !makeReserve(this.reservePath, DISK_RESERVE_BYTES)) {
       this.health.record(
         Object.assign(new Error('no room for the reserve'), { code: 'SQLITE_FULL' }),
@@ -129,16 +149,17 @@ export class FullDiskGuard {
    * room; true when writes are taken. `probe` (readiness) counts only free disk space.
    */
   recover(trigger: 'delete' | 'probe'): boolean {
+    const freeDisk = this.freeDisk;
     if (!this.health.diskFull) {
-      if (trigger === 'probe' && this.shortWal && this.reservePath) {
-        if (freeDiskBytes(this.reservePath) >= PROBE_ROOM_BYTES) this.setShortWal(false);
+      if (trigger === 'probe' && this.shortWal && freeDisk) {
+        if (freeDisk() >= PROBE_ROOM_BYTES) this.setShortWal(false);
       }
       return true;
     }
-    if (this.reservePath) {
+    if (this.reservePath && freeDisk) {
       // Only a statfs while there is plainly no room (a re-check every few seconds).
       if (trigger === 'probe') {
-        if (freeDiskBytes(this.reservePath) < DISK_RESERVE_BYTES + PROBE_ROOM_BYTES) return false;
+        if (freeDisk() < DISK_RESERVE_BYTES + PROBE_ROOM_BYTES) return false;
       }
       try {
         this.options.checkpoint();
@@ -146,15 +167,26 @@ export class FullDiskGuard {
         // Busy readers or no room yet: the free space decides.
       }
       if (!makeReserve(this.reservePath, DISK_RESERVE_BYTES)) return false;
-      const free = freeDiskBytes(this.reservePath);
-      const room = trigger === 'delete' ? free + this.options.freePagesBytes() : free;
-      if (room < (trigger === 'delete' ? WRITE_ROOM_BYTES : PROBE_ROOM_BYTES)) return false;
+      const free = freeDisk();
+      if (!this.hasRoom(trigger, free)) return false;
       // The WAL needs real disk (free pages inside the database do not hold it): with
       // less than a whole cycle of it free, a 4 MiB WAL would fill the disk again.
       this.setShortWal(free < WAL_CHECKPOINT_BYTES + WRITE_ROOM_BYTES);
+    } else if (freeDisk) {
+      // No reserve (a peer): writes come back only on room a statfs actually shows.
+      if (!this.hasRoom(trigger, freeDisk())) return false;
+    } else if (trigger === 'probe') {
+      // Nothing to look at: only a committed delete takes writes again.
+      return false;
     }
     this.health.record();
     return true;
+  }
+
+  /** After a delete free pages inside the database count; readiness wants free disk. */
+  private hasRoom(trigger: 'delete' | 'probe', freeDiskBytes: number): boolean {
+    if (trigger === 'probe') return freeDiskBytes >= PROBE_ROOM_BYTES;
+    return freeDiskBytes + this.options.freePagesBytes() >= WRITE_ROOM_BYTES;
   }
 
   /** The store is closing: no more re-checks. */
@@ -169,7 +201,8 @@ export class FullDiskGuard {
   }
 }
 
-function freeDiskBytes(pathInDir: string): number {
-  const stats = statfsSync(dirname(pathInDir));
+/** Free bytes an unprivileged writer may use on the filesystem holding `dir`. */
+export function freeDiskBytesIn(dir: string): number {
+  const stats = statfsSync(dir);
   return stats.bavail * stats.bsize;
 }

@@ -9,7 +9,7 @@ import { checkSeededBugs } from '../../seeded-bugs.ts';
 import type { Durability } from './connection.ts';
 import { openConnection, READER_PRAGMAS, setWalCheckpointBytes } from './connection.ts';
 import { StoreContext } from './context.ts';
-import { FullDiskGuard, RESERVE_FILE_NAME } from './disk-reserve.ts';
+import { FullDiskGuard, RESERVE_FILE_NAME, freeDiskBytesIn } from './disk-reserve.ts';
 import type { DataDirLock } from './lock.ts';
 import { acquireDataDirLock } from './lock.ts';
 import type { MigrationReport } from './migrations.ts';
@@ -80,6 +80,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
           Number(db.pragma('freelist_count', { simple: true })) *
           Number(db.pragma('page_size', { simple: true })),
         walCheckpointBytes: (bytes) => setWalCheckpointBytes(db, bytes),
+        // A peer has no reserve but still re-checks, on the directory it writes into.
+        freeDiskBytes: () => freeDiskBytesIn(dirname(path)),
       });
       const ctx = new StoreContext(
         db,

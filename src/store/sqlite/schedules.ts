@@ -5,6 +5,7 @@ import {
   agentDeletedNote,
   agentMissingNote,
   fireResult,
+  queueFullSkipNote,
   msOrNull,
   owns,
   requireOwned,
@@ -17,6 +18,7 @@ import type { Schedule } from '../../types.ts';
 import type {
   Page,
   ScheduleFilter,
+  EnqueueResult,
   ScheduleFireInput,
   ScheduleFireResult,
   ScheduleOwner,
@@ -190,7 +192,15 @@ export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): Sched
     // advance commit (or roll back) together. Its change notifications go out when it
     // returns, which is still inside this synchronous transaction: listeners only
     // schedule work, and by the time that work runs the transaction has ended.
-    const enqueued = run === null ? null : enqueueRun(ctx, run);
+    let enqueued: EnqueueResult | null = null;
+    let note = input.mode === 'due' ? input.note : null;
+    try {
+      enqueued = run === null ? null : enqueueRun(ctx, run);
+    } catch (error) {
+      // The enqueue's savepoint rolled back; the schedule still advances (skipped).
+      note = queueFullSkipNote(input, error);
+      if (note === null) throw error;
+    }
     if (input.mode === 'due') {
       ctx
         .sql(
@@ -204,7 +214,7 @@ export function fireSchedule(ctx: StoreContext, input: ScheduleFireInput): Sched
           input.next_fire_at === null ? 0 : 1,
           enqueued ? now : row.last_fired_at,
           enqueued?.run.run_id ?? null,
-          input.note,
+          note,
           now,
           input.tenant,
           input.name,
