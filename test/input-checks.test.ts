@@ -13,21 +13,20 @@ import { createEmbedder } from '../src/memory/embedders/create.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { requestJson } from './helpers/json-request.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
 
 let keel: TestKeel;
 
-async function call(method: string, path: string, body?: unknown) {
-  const url = path.startsWith('/v1') ? path : `/v1/tenants/acme${path}`;
-  const response = await fetch(`${keel.url}${url}`, {
+function call(method: string, path: string, body?: unknown) {
+  return requestJson(
+    keel.url,
     method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, body: JSON.parse(text) as Loose };
+    path.startsWith('/v1') ? path : `/v1/tenants/acme${path}`,
+    body,
+  );
 }
 
 before(async () => {

@@ -14,6 +14,7 @@ import {
   freshSchemaName,
   skipUnlessPostgres,
 } from './helpers/postgres.ts';
+import { requestJson } from './helpers/json-request.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -105,16 +106,8 @@ const CASES: Case[] = [
 ];
 
 async function checkBackend(keel: TestKeel): Promise<void> {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const url = path.startsWith('/v1') ? path : `/v1/tenants/acme${path}`;
-    const response = await fetch(`${keel.url}${url}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, body: JSON.parse(text) as Loose };
-  };
+  const call = (method: string, path: string, body?: unknown) =>
+    requestJson(keel.url, method, path.startsWith('/v1') ? path : `/v1/tenants/acme${path}`, body);
   assert.equal((await call('POST', '/v1/tenants', { name: 'acme' })).status, 201);
   assert.equal((await call('PUT', '/agents/a', { model: 'fixture/echo' })).status, 201);
   const statuses: Record<string, number> = {};

@@ -14,6 +14,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { requestJson } from './helpers/json-request.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -33,14 +34,8 @@ const BAD_VALUES = [
 
 let keel: TestKeel;
 
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${keel.url}/v1/tenants/${TENANT}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, text, body: JSON.parse(text) as Loose };
+function api(method: string, path: string, body?: unknown) {
+  return requestJson(keel.url, method, `/v1/tenants/${TENANT}${path}`, body);
 }
 
 before(async () => {

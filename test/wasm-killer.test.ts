@@ -17,6 +17,7 @@ import type { RoleProcess } from './helpers/keel-roles.ts';
 import { RoleProcesses } from './helpers/keel-roles.ts';
 import type { WatName } from './helpers/wasm-modules.ts';
 import { buildModules, elementSegmentModule } from './helpers/wasm-modules.ts';
+import { requestJson } from './helpers/json-request.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Loose = any;
@@ -25,15 +26,7 @@ const processes = new RoleProcesses();
 const dirs: string[] = [];
 let modules: Record<WatName, Uint8Array>;
 
-async function api(url: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Loose) : null, text };
-}
+const api = requestJson;
 
 /** timeout_ms 2000: long enough that the old process died during the call (~0.7 s). */
 function putTool(url: string, name: string, module: WatName, effect = 'read_only') {
