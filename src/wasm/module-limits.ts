@@ -76,7 +76,8 @@ function skipLeb(cursor: Cursor): void {
   while ((readByte(cursor) & 0x80) !== 0);
 }
 
-function writeU32(value: number): number[] {
+/** An unsigned LEB128, as the binary format writes every count and size. */
+export function writeU32(value: number): number[] {
   const out: number[] = [];
   let rest = value;
   do {

@@ -3,6 +3,7 @@
 // docs/wasm-tools.md's failure table.
 
 import wabtInit from 'wabt';
+import { writeU32 } from '../../src/wasm/module-limits.ts';
 
 const IMPORTS = `
   (import "wasi_snapshot_preview1" "fd_read" (func $fd_read (param i32 i32 i32 i32) (result i32)))
@@ -186,20 +187,8 @@ export async function buildModules(): Promise<Record<WatName, Uint8Array>> {
   return built;
 }
 
-function leb(value: number): number[] {
-  const out: number[] = [];
-  let rest = value;
-  do {
-    let byte = rest & 0x7f;
-    rest = Math.floor(rest / 128);
-    if (rest !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (rest !== 0);
-  return out;
-}
-
 function section(id: number, body: number[] | Uint8Array): Uint8Array {
-  const head = [id, ...leb(body.length)];
+  const head = [id, ...writeU32(body.length)];
   const out = new Uint8Array(head.length + body.length);
   out.set(head);
   out.set(body, head.length);
@@ -215,8 +204,8 @@ function section(id: number, body: number[] | Uint8Array): Uint8Array {
  */
 export function elementSegmentModule(kind: 'passive' | 'active', elements: number): Uint8Array {
   const head = kind === 'passive' ? [1, 1, 0x00] : [1, 0, 0x41, 0, 0x0b];
-  const segment = new Uint8Array(head.length + leb(elements).length + elements);
-  segment.set([...head, ...leb(elements)]); // the function indices are all 0
+  const segment = new Uint8Array(head.length + writeU32(elements).length + elements);
+  segment.set([...head, ...writeU32(elements)]); // the function indices are all 0
   const exports = [2, 6, ...Buffer.from('_start'), 0, 0, 6, ...Buffer.from('memory'), 2, 0];
   const sections = [
     section(1, [1, 0x60, 0, 0]), // type: () -> ()
