@@ -104,6 +104,10 @@ const fileSchema = z.strictObject({
       queued_runs: z.number().int().min(1).optional(),
       schedules: z.number().int().min(1).optional(),
       agents: z.number().int().min(1).optional(),
+      mcp_servers: z.number().int().min(1).optional(),
+      wasm_tools: z.number().int().min(1).optional(),
+      secrets: z.number().int().min(1).optional(),
+      webhooks: z.number().int().min(1).optional(),
       requests_per_s: z.number().min(0.01).optional(),
       request_burst: z.number().int().min(1).optional(),
       list_page_bytes: z.number().int().min(65_536).optional(),
@@ -207,7 +211,9 @@ function wasmSettingsOf(file: z.infer<typeof fileSchema>['wasm']): WasmSettings 
 // ---- [tenant_limits]: fairness between tenants -------------------------------------
 // One greedy tenant must not slow the others: it gets at most `running_runs` worker
 // slots (counted across all processes), `queued_runs` queued runs, `schedules` schedules,
-// `agents` agents, and a token bucket of
+// `agents` agents, `mcp_servers` MCP servers, `wasm_tools` WebAssembly tools, `secrets`
+// secrets and `webhooks` webhooks (each list the tool catalogs or agent checks read whole),
+// and a token bucket of
 // `requests_per_s` (burst `request_burst`) on its routes; list pages stop at
 // `list_page_bytes` of items. Its memory facts may hold `memory_bytes` and its artifacts
 // `artifact_bytes` (src/store/rules/tenant-usage.ts), so one tenant cannot fill the disk.
@@ -222,6 +228,10 @@ export interface TenantLimits {
   queued_runs: number;
   schedules: number;
   agents: number;
+  mcp_servers: number;
+  wasm_tools: number;
+  secrets: number;
+  webhooks: number;
   requests_per_s: number;
   request_burst: number;
   list_page_bytes: number;
@@ -247,6 +257,10 @@ function tenantLimitsOf(
     queued_runs: file?.queued_runs ?? 10_000,
     schedules: file?.schedules ?? 1_000,
     agents: file?.agents ?? 1_000,
+    mcp_servers: file?.mcp_servers ?? 100,
+    wasm_tools: file?.wasm_tools ?? 100,
+    secrets: file?.secrets ?? 1_000,
+    webhooks: file?.webhooks ?? 100,
     requests_per_s: file?.requests_per_s ?? 200,
     request_burst: file?.request_burst ?? 400,
     list_page_bytes: file?.list_page_bytes ?? 4_194_304,

@@ -198,6 +198,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       sessions: mcpSessions,
       compile,
       logger,
+      maxServers: config.tenant_limits.mcp_servers,
       onDiscoveryFailure: () => metrics.mcpDiscoveryFailures.inc(),
     });
     // WebAssembly tools (docs/wasm-tools.md): the sandbox pool starts with the first call.
@@ -211,7 +212,12 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           maxPerTenant: config.wasm.max_workers_per_tenant,
         })),
     };
-    const wasm = createWasmService({ store, modules: wasmModules, compile });
+    const wasm = createWasmService({
+      store,
+      modules: wasmModules,
+      compile,
+      maxTools: config.tenant_limits.wasm_tools,
+    });
     const toolsFor = withWasmTools(
       createToolCatalog({ builtins: tools, store, sessions: mcpSessions, compile }),
       { store, runner: wasmRunner, compile },

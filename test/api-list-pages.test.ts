@@ -389,3 +389,74 @@ describe("a run's entries: in pages", () => {
     );
   });
 });
+
+describe("a run's entries: each page reads only its own rows", () => {
+  let server: ApiServer;
+  const ENTRIES = 200;
+  const PAGE = 10;
+  let runId: string;
+  before(async () => {
+    server = await startApiServer();
+    await seedTenant(server, 'acme');
+    const turn = await server.request('POST', '/v1/tenants/acme/turns', {
+      body: { agent: 'assistant', scope: 's', payload: { text: 'hi' } },
+    });
+    assert.equal(turn.status, 202, turn.text);
+    runId = turn.body.run_id;
+    const claimed = await server.store.claimNextRun({ owner: 'test', lease_ms: 30_000 });
+    assert.equal(claimed?.run.run_id, runId);
+    await server.store.appendProgress(
+      { run_id: runId, attempt: claimed.run.attempt },
+      {
+        entries: Array.from({ length: ENTRIES }, (_, index) => ({
+          kind: 'user' as const,
+          body: { text: `m${index}`, payload: { text: `m${index}` } },
+        })),
+      },
+    );
+  });
+  after(() => server.close());
+
+  it('paging through a run reads each entry from the store about once, not once a page', async () => {
+    // Counts the entries the store hands to the route, by either read.
+    let read = 0;
+    const { store } = server;
+    const loadEntries = store.loadEntries.bind(store);
+    const getEntriesPage = store.getEntriesPage.bind(store);
+    store.loadEntries = async (id) => {
+      const entries = await loadEntries(id);
+      read += entries.length;
+      return entries;
+    };
+    store.getEntriesPage = async (...args) => {
+      const page = await getEntriesPage(...args);
+      read += page?.items.length ?? 0;
+      return page;
+    };
+    const seqs: number[] = [];
+    let after = 0;
+    let pages = 0;
+    for (;;) {
+      const page = await server.request(
+        'GET',
+        `/v1/tenants/acme/runs/${runId}/entries?after=${after}&limit=${PAGE}`,
+      );
+      assert.equal(page.status, 200, page.text);
+      pages += 1;
+      seqs.push(...(page.body.entries as { seq: number }[]).map((entry) => entry.seq));
+      if (page.body.next_after === null) break;
+      after = page.body.next_after as number;
+    }
+    console.log(
+      `run entries: ${seqs.length} entries in ${pages} pages of ${PAGE}; entries read from the store: ${read}`,
+    );
+    assert.deepEqual(
+      seqs,
+      Array.from({ length: ENTRIES }, (_, index) => index + 1),
+    );
+    // Before: every page loaded the whole run (pages × entries = 4000 here).
+    assert.ok(read <= ENTRIES, `read ${read} entries for ${ENTRIES}`);
+    const missing = await server.request('GET', `/v1/tenants/other/runs/${runId}/entries`);
+    assert.equal(missing.status, 404);
+  });
+});

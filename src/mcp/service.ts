@@ -23,6 +23,8 @@ export interface McpServiceDeps extends ConnectDeps {
   sessions: McpSessions;
   compile: (schema: Record<string, unknown>) => ValidateFunction;
   logger: Logger;
+  /** tenant_limits.mcp_servers: a create past it is 403 QUOTA_EXCEEDED. */
+  maxServers: number;
   /** Counts rediscovery failures (keel_mcp_discovery_failures_total). */
   onDiscoveryFailure?: () => void;
 }
@@ -81,11 +83,16 @@ export function createMcpService(deps: McpServiceDeps): McpService {
         const existing = await deps.store.getMcpServer(tenant, name);
         tools = (existing?.tools ?? []) as unknown as DiscoveredTool[];
       }
-      const stored = await deps.store.putMcpServer(tenant, name, {
-        spec: spec as unknown as JsonObject,
-        tools: tools as unknown as JsonObject[],
-        last_error: null,
-      });
+      const stored = await deps.store.putMcpServer(
+        tenant,
+        name,
+        {
+          spec: spec as unknown as JsonObject,
+          tools: tools as unknown as JsonObject[],
+          last_error: null,
+        },
+        deps.maxServers,
+      );
       await deps.sessions.close(tenant, name);
       return stored;
     },

@@ -11,7 +11,7 @@ interface WaitResult {
 }
 
 export async function waitForRun(
-  store: RunStore & StoreChanges,
+  store: Pick<RunStore, 'getRun'> & StoreChanges,
   tenant: string,
   runId: string,
   timeoutMs: number,

@@ -16,6 +16,7 @@ import type {
   UsageTotals,
 } from './rules/usage.ts';
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
+import type { EntryPage } from './rules/keyset.ts';
 import type {
   Agent,
   AgentSpec,
@@ -167,6 +168,7 @@ export interface RunStore {
    * Returns the entries as stored (with their seq, attempt and ts), in order.
    */
   appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]>;
+  /** Every entry of the run, in order: for the worker resuming it (no tenant check). */
   loadEntries(runId: string): Promise<RunEntry[]>;
   /**
    * The one finalization transaction: status, output or error, terminal trace event,
@@ -182,6 +184,16 @@ export interface RunStore {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null>;
+  /**
+   * One page of the run's entries with seq after `afterSeq`, reading only that page;
+   * null when the tenant has no such run.
+   */
+  getEntriesPage(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<EntryPage<RunEntry> | null>;
 }
 
 /** Steered turns and forks: runs that start from, or join, another run's journal. */
@@ -317,10 +329,15 @@ export interface MemoryStore {
 /** A tenant's MCP servers (docs/mcp.md); the spec and tools are opaque JSON here. */
 export interface McpServerStore {
   /** Throws TENANT_NOT_FOUND. Replaces spec, tools and last_error together. */
+  /**
+   * `maxServers` (tenant_limits.mcp_servers; absent: no quota): a create past it throws
+   * QUOTA_EXCEEDED, exact under racing writers; a replace always goes ahead.
+   */
   putMcpServer(
     tenant: string,
     name: string,
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+    maxServers?: number,
   ): Promise<{ server: McpServerRecord; created: boolean }>;
   getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null>;
   /** Every server of the tenant (its tool catalog); the API lists them with listMcpServersPage. */
@@ -344,8 +361,13 @@ export interface McpServerStore {
 
 /** Tenant secrets: values go in, and come out only to the code that sends them. */
 export interface SecretStore {
-  /** Throws TENANT_NOT_FOUND. */
-  putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }>;
+  /** Throws TENANT_NOT_FOUND; QUOTA_EXCEEDED for a create past `maxSecrets` (as putAgent). */
+  putSecret(
+    tenant: string,
+    name: string,
+    value: string,
+    maxSecrets?: number,
+  ): Promise<{ created: boolean }>;
   /** By name, keyset-paged; names and times only. */
   listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>>;
   getSecretValue(tenant: string, name: string): Promise<string | null>;
@@ -354,12 +376,16 @@ export interface SecretStore {
 
 /** A tenant's signed webhooks (docs/channels.md, Webhooks). */
 export interface WebhookStore {
-  /** Throws TENANT_NOT_FOUND. Creates with `secret`, or changes an existing one's URL. */
+  /**
+   * Throws TENANT_NOT_FOUND; QUOTA_EXCEEDED for a create past `maxWebhooks` (as
+   * putAgent). Creates with `secret`, or changes an existing one's URL.
+   */
   putWebhook(
     tenant: string,
     name: string,
     url: string,
     secret: string,
+    maxWebhooks?: number,
   ): Promise<{ webhook: WebhookInfo; created: boolean }>;
   /** With the signing secret: for the delivery worker only. */
   getWebhook(tenant: string, name: string): Promise<WebhookRecord | null>;
@@ -372,11 +398,15 @@ export interface WebhookStore {
 
 /** A tenant's WebAssembly tools (docs/wasm-tools.md); the manifest is opaque JSON here. */
 export interface WasmToolStore {
-  /** Throws TENANT_NOT_FOUND. Replaces manifest and module together. */
+  /**
+   * Throws TENANT_NOT_FOUND; QUOTA_EXCEEDED for a create past `maxTools` (as putAgent).
+   * Replaces manifest and module together.
+   */
   putWasmTool(
     tenant: string,
     name: string,
     record: { manifest: JsonObject; module: Uint8Array },
+    maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }>;
   /** With the module bytes. */
   getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null>;

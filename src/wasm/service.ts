@@ -16,6 +16,8 @@ export interface WasmServiceDeps {
   store: WasmToolStore & Pick<ArtifactStore, 'getArtifact'>;
   modules: CompiledModules;
   compile: (schema: Record<string, unknown>) => ValidateFunction;
+  /** tenant_limits.wasm_tools: a create past it is 403 QUOTA_EXCEEDED. */
+  maxTools: number;
 }
 
 export interface WasmService {
@@ -82,10 +84,15 @@ export function createWasmService(deps: WasmServiceDeps): WasmService {
         await moduleBytes(deps, tenant, body),
         manifest.memory_limit_mb,
       );
-      const stored = await deps.store.putWasmTool(tenant, name, {
-        manifest: manifest as unknown as JsonObject,
-        module: prepared.bytes,
-      });
+      const stored = await deps.store.putWasmTool(
+        tenant,
+        name,
+        {
+          manifest: manifest as unknown as JsonObject,
+          module: prepared.bytes,
+        },
+        deps.maxTools,
+      );
       deps.modules.remember(moduleDigest(prepared.bytes), prepared.module);
       return stored;
     },

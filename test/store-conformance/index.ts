@@ -9,6 +9,7 @@
 import { after, describe } from 'node:test';
 import { capabilitiesSuite } from './capabilities.suite.ts';
 import { claimSuite, enqueueSuite } from './enqueue-claim.suite.ts';
+import { countQuotaSuite } from './count-quotas.suite.ts';
 import { fairnessSuite } from './fairness.suite.ts';
 import type { StoreFactory } from './harness.ts';
 import { cancelSuite, fencingSuite, finalizeSuite } from './lifecycle.suite.ts';
@@ -31,6 +32,7 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     enqueueSuite(factory);
     claimSuite(factory);
     fairnessSuite(factory);
+    countQuotaSuite(factory);
     storageQuotaSuite(factory);
     fencingSuite(factory);
     finalizeSuite(factory);

@@ -159,6 +159,35 @@ export function fencingSuite(factory: StoreFactory): void {
       assert.deepEqual(stored?.usage, usage(2));
     });
 
+    it('a page of entries reads seq > after in order, one page only, for the tenant only', async () => {
+      const { store } = await harness.fresh();
+      const { run } = await store.enqueueRun(turn());
+      const claimed = await claimOrFail(store);
+      await store.appendProgress(fenceOf(claimed), {
+        entries: Array.from({ length: 7 }, (_, index) => ({
+          kind: 'user' as const,
+          body: { text: `m${index + 1}`, payload: { text: `m${index + 1}` } },
+        })),
+      });
+      const seqs = (page: { items: { seq: number }[] } | null) =>
+        page?.items.map((entry) => entry.seq);
+      const first = await store.getEntriesPage(TENANT, run.run_id, 0, 3);
+      assert.deepEqual(seqs(first), [1, 2, 3]);
+      assert.equal(first?.next_after, 3);
+      assert.deepEqual(first?.items[0]?.body, { text: 'm1', payload: { text: 'm1' } });
+      const second = await store.getEntriesPage(TENANT, run.run_id, 3, 3);
+      assert.deepEqual(seqs(second), [4, 5, 6]);
+      assert.equal(second?.next_after, 6);
+      const last = await store.getEntriesPage(TENANT, run.run_id, 6, 3);
+      assert.deepEqual(seqs(last), [7]);
+      assert.equal(last?.next_after, null);
+      // A page that ends exactly at the last entry says so (no empty page follows).
+      assert.equal((await store.getEntriesPage(TENANT, run.run_id, 4, 3))?.next_after, null);
+      assert.deepEqual(seqs(await store.getEntriesPage(TENANT, run.run_id, 7, 3)), []);
+      assert.equal(await store.getEntriesPage('nobody', run.run_id, 0, 3), null);
+      assert.equal(await store.getEntriesPage(TENANT, 'no-such-run', 0, 3), null);
+    });
+
     it('appendProgress returns its entries exactly as stored, each write with its own time', async () => {
       const { store, clock } = await harness.fresh();
       const { run } = await store.enqueueRun(turn());

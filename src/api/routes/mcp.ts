@@ -96,7 +96,12 @@ export function secretRoutes(app: ZodApp, deps: Deps): void {
     { config: { auth: 'tenant' }, schema: { tags, params: secretParams, body: secretBody } },
     async (request, reply) => {
       const { tenant, name } = request.params;
-      const { created } = await store.putSecret(tenant, name, request.body.value);
+      const { created } = await store.putSecret(
+        tenant,
+        name,
+        request.body.value,
+        deps.config.tenant_limits.secrets,
+      );
       return reply.code(created ? 201 : 200).send({ name, created });
     },
   );

@@ -17,7 +17,8 @@ import {
 import { listPager } from '../page-budget.ts';
 import type { RunStore, StoreChanges } from '../../store/store.ts';
 
-type Deps = ApiDepsWith<RunStore & StoreChanges>;
+// Without loadEntries: a whole run can be hundreds of MB, so the API reads its pages only.
+type Deps = ApiDepsWith<Omit<RunStore, 'loadEntries'> & StoreChanges>;
 
 const runParams = z.strictObject({
   tenant: nameSchema,
@@ -135,16 +136,17 @@ export function runRoutes(app: ZodApp, deps: Deps): void {
     },
     async (request) => {
       const { tenant, id } = request.params;
-      // Checked through the tenant first: loadEntries itself knows no tenant.
-      if (!(await store.getRun(tenant, id))) throw runNotFound(id);
-      // Tool results make entries large (a run of 200 steps can hold hundreds of MB):
-      // the answer is cut at the page size and the list byte budget.
+      // Tool results make entries large (a run of 200 steps can hold hundreds of MB): the
+      // store reads one page, cut again at the list byte budget.
       const { after, limit } = request.query;
-      const entries = (await store.loadEntries(id)).filter((entry) => entry.seq > after);
-      const page = await listPage({ limit }, async (size) => ({
-        items: entries.slice(0, size),
-        next_cursor: size < entries.length ? String(entries[size - 1]?.seq ?? after) : null,
-      }));
+      const page = await listPage({ limit }, async (size) => {
+        const entries = await store.getEntriesPage(tenant, id, after, size);
+        if (!entries) throw runNotFound(id);
+        return {
+          items: entries.items,
+          next_cursor: entries.next_after === null ? null : String(entries.next_after),
+        };
+      });
       return {
         entries: page.items,
         next_after: page.next_cursor === null ? null : Number(page.next_cursor),

@@ -64,7 +64,13 @@ export function webhookRoutes(app: ZodApp, deps: Deps): void {
         });
       }
       const secret = newWebhookSecret();
-      const { webhook, created } = await store.putWebhook(tenant, name, request.body.url, secret);
+      const { webhook, created } = await store.putWebhook(
+        tenant,
+        name,
+        request.body.url,
+        secret,
+        deps.config.tenant_limits.webhooks,
+      );
       // Only the creating answer carries the secret; a URL change keeps the old one.
       if (created) return reply.code(201).send({ webhook, secret });
       return reply.code(200).send({ webhook });

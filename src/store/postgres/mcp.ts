@@ -10,7 +10,7 @@ import type { Page } from '../store.ts';
 import { MCP_SERVER_LIST, SECRET_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 
 export async function putMcpServer(
@@ -18,9 +18,11 @@ export async function putMcpServer(
   tenant: string,
   name: string,
   record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+  maxServers?: number,
 ): Promise<{ server: McpServerRecord; created: boolean }> {
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
+    await refuseCreatePastQuota(tx, 'mcp_servers', tenant, name, maxServers);
     const values = [JSON.stringify(record.spec), JSON.stringify(record.tools), record.last_error];
     const inserted = await tx.one<McpServerRow>(
       `INSERT INTO mcp_servers (spec, tools, last_error, tenant, name, created_at, updated_at)
@@ -102,9 +104,11 @@ export async function putSecret(
   tenant: string,
   name: string,
   value: string,
+  maxSecrets?: number,
 ): Promise<{ created: boolean }> {
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
+    await refuseCreatePastQuota(tx, 'tenant_secrets', tenant, name, maxSecrets);
     const row = await tx.one<{ created: boolean }>(
       `INSERT INTO tenant_secrets (tenant, name, value, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $4)

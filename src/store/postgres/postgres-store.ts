@@ -72,6 +72,7 @@ import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
 import type { PgLiveChannel } from './live-channel.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
+import type { EntryPage } from '../rules/keyset.ts';
 import * as mcp from './mcp.ts';
 import * as wasmTools from './wasm-tools.ts';
 import * as webhooks from './webhooks.ts';
@@ -279,6 +280,14 @@ export class PostgresStore implements Store {
   expireApprovals(limit: number): Promise<number> {
     return approvals.expireApprovals(this.ctx, limit);
   }
+  getEntriesPage(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<EntryPage<RunEntry> | null> {
+    return trace.getEntriesPage(this.ctx.read, tenant, runId, afterSeq, limit);
+  }
   getTrace(
     tenant: string,
     runId: string,
@@ -439,8 +448,9 @@ export class PostgresStore implements Store {
     tenant: string,
     name: string,
     record: { manifest: JsonObject; module: Uint8Array },
+    maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }> {
-    return wasmTools.putWasmTool(this.ctx, tenant, name, record);
+    return wasmTools.putWasmTool(this.ctx, tenant, name, record, maxTools);
   }
   getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
     return wasmTools.getWasmTool(this.ctx.read, tenant, name);
@@ -459,8 +469,9 @@ export class PostgresStore implements Store {
     tenant: string,
     name: string,
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+    maxServers?: number,
   ): Promise<{ server: McpServerRecord; created: boolean }> {
-    return mcp.putMcpServer(this.ctx, tenant, name, record);
+    return mcp.putMcpServer(this.ctx, tenant, name, record, maxServers);
   }
   getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
     return mcp.getMcpServer(this.ctx.read, tenant, name);
@@ -488,8 +499,13 @@ export class PostgresStore implements Store {
   deleteMcpServer(tenant: string, name: string): Promise<boolean> {
     return mcp.deleteMcpServer(this.ctx, tenant, name);
   }
-  putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
-    return mcp.putSecret(this.ctx, tenant, name, value);
+  putSecret(
+    tenant: string,
+    name: string,
+    value: string,
+    maxSecrets?: number,
+  ): Promise<{ created: boolean }> {
+    return mcp.putSecret(this.ctx, tenant, name, value, maxSecrets);
   }
   listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
     return mcp.listSecrets(this.ctx.read, tenant, limit, cursor);
@@ -507,8 +523,9 @@ export class PostgresStore implements Store {
     name: string,
     url: string,
     secret: string,
+    maxWebhooks?: number,
   ): Promise<{ webhook: WebhookInfo; created: boolean }> {
-    return webhooks.putWebhook(this.ctx, tenant, name, url, secret);
+    return webhooks.putWebhook(this.ctx, tenant, name, url, secret, maxWebhooks);
   }
   getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
     return webhooks.getWebhook(this.ctx.read, tenant, name);

@@ -13,13 +13,13 @@ import type { Agent, AgentSpec, JsonObject, Tenant, TokenRecord } from '../../ty
 import type { Page, TokenLookup } from '../store.ts';
 import type { PgContext, Sql } from './context.ts';
 import { requireTenant } from './guards.ts';
+import { refuseCreatePastQuota } from './named-rows.ts';
 import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { toAgent, toTenant } from './rows.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 import { AGENT_LIST } from '../rules/keyset.ts';
-import { agentQuotaError, queueIsFull } from '../rules/tenant-fairness.ts';
 import { listByKey } from './keyset.ts';
 
 async function tenantRow(sql: Sql, name: string, lock = false): Promise<TenantRow | undefined> {
@@ -151,19 +151,7 @@ export async function putAgent(
 ): Promise<{ agent: Agent; created: boolean }> {
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
-    if (maxAgents !== undefined) {
-      // One tenant's agent puts take turns from here to commit, so the count below stays
-      // exact; the name is read after the lock, so a racing create of the same name is
-      // seen as a replace.
-      await tx.one("SELECT pg_advisory_xact_lock(hashtext('agents:' || $1))", [tenant]);
-      if (!(await agentRow(tx, tenant, name))) {
-        const counted = await tx.one<{ count: number }>(
-          'SELECT count(*)::int AS count FROM (SELECT 1 FROM agents WHERE tenant = $1 LIMIT $2) AS a',
-          [tenant, maxAgents],
-        );
-        if (queueIsFull(counted?.count ?? 0, maxAgents)) throw agentQuotaError(tenant, maxAgents);
-      }
-    }
+    await refuseCreatePastQuota(tx, 'agents', tenant, name, maxAgents);
     const inserted = await tx.one<AgentRow>(
       `INSERT INTO agents (tenant, name, spec, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
        ON CONFLICT (tenant, name) DO NOTHING RETURNING *`,

@@ -5,7 +5,9 @@
 import type { EntryBody, JsonObject, RunEntry, TraceEvent } from '../../types.ts';
 import type { NewEvent } from '../store.ts';
 import { eventDataText } from '../rules/run-writes.ts';
-import type { Sql, Tx } from './context.ts';
+import type { EntryPage } from '../rules/keyset.ts';
+import { runEntriesPageSql, seqPageOf } from '../rules/keyset.ts';
+import type { Sql, SqlParam, Tx } from './context.ts';
 import type { EntryRow, EventRow } from './rows.ts';
 import { toEntry, toTraceEvent } from './rows.ts';
 
@@ -68,6 +70,29 @@ export async function loadEntries(sql: Sql, runId: string): Promise<RunEntry[]> 
     [runId],
   );
   return rows.map(toEntry);
+}
+
+/** One page of the tenant's run's entries after `afterSeq`; null when it has no such run. */
+export async function getEntriesPage(
+  sql: Sql,
+  tenant: string,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<EntryPage<RunEntry> | null> {
+  const exists = await sql.one('SELECT 1 FROM runs WHERE run_id = $1 AND tenant = $2', [
+    runId,
+    tenant,
+  ]);
+  if (!exists) return null;
+  const params: SqlParam[] = [];
+  const text = runEntriesPageSql({ runId, after: afterSeq, limit }, (value) => {
+    params.push(value);
+    const name = `$${params.length}`;
+    return () => name;
+  });
+  const rows = await sql.rows<EntryRow>(text, params);
+  return seqPageOf(rows, limit, toEntry);
 }
 
 export async function getTrace(

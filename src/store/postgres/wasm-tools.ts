@@ -14,7 +14,7 @@ import type { Page } from '../store.ts';
 import { WASM_TOOL_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 
 export async function putWasmTool(
@@ -22,6 +22,7 @@ export async function putWasmTool(
   tenant: string,
   name: string,
   record: { manifest: JsonObject; module: Uint8Array },
+  maxTools?: number,
 ): Promise<{ tool: WasmToolInfo; created: boolean }> {
   const module = Buffer.from(
     record.module.buffer,
@@ -31,6 +32,7 @@ export async function putWasmTool(
   const values = [JSON.stringify(record.manifest), module, moduleDigest(module)];
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
+    await refuseCreatePastQuota(tx, 'wasm_tools', tenant, name, maxTools);
     const row = await tx.one<WasmToolInfoRow & { created: boolean }>(
       `INSERT INTO wasm_tools (manifest, module, sha256, tenant, name, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $6)

@@ -7,7 +7,7 @@ import type { Page } from '../store.ts';
 import { WEBHOOK_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 
 /** Creates with `secret`, or changes the URL of an existing webhook (its secret stays). */
 export async function putWebhook(
@@ -16,9 +16,11 @@ export async function putWebhook(
   name: string,
   url: string,
   secret: string,
+  maxWebhooks?: number,
 ): Promise<{ webhook: WebhookInfo; created: boolean }> {
   return ctx.write(async (tx) => {
     await requireTenant(tx, tenant);
+    await refuseCreatePastQuota(tx, 'tenant_webhooks', tenant, name, maxWebhooks);
     const row = await tx.one<WebhookRow & { created: boolean }>(
       `INSERT INTO tenant_webhooks (tenant, name, url, secret, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $5)

@@ -2,7 +2,8 @@
 // deliveries, schedules): the tenant, equality filters, further conditions, the cursor
 // as "after this key", ordered by the key, one row more than the page to know whether
 // another page follows (pageOf in ../rows.ts). Only the parameter syntax differs between
-// the backends, so each passes `bind`.
+// the backends, so each passes `bind`. A run's entries page the same way by seq
+// (runEntriesPageSql), so reading a long run page by page reads each entry once.
 
 import { decodeCursor } from '../rows.ts';
 import { WASM_TOOL_INFO_COLUMNS } from './wasm-tools.ts';
@@ -104,4 +105,36 @@ export function deliveryList(filter: { status?: string | undefined; run_id?: str
     descending: true,
     equals: { status: filter.status, run_id: filter.run_id },
   } as const;
+}
+
+/** One page of a run's entries: next_after (null on the last page) is the next `after`. */
+export interface EntryPage<T> {
+  items: T[];
+  next_after: number | null;
+}
+
+/**
+ * The SELECT of one page of a run's entries: seq after `after`, in seq order, one row
+ * more than the page (seqPageOf). `bind` and `limitOf` as for keysetListSql.
+ */
+export function runEntriesPageSql(
+  page: { runId: string; after: number; limit: number },
+  bind: (value: KeysetValue) => () => string,
+  limitOf: (param: string) => string = (param) => param,
+): string {
+  return `SELECT run_id, seq, attempt, kind, body, ts FROM run_entries WHERE run_id = ${bind(page.runId)()} AND seq > ${bind(page.after)()} ORDER BY seq LIMIT ${limitOf(bind(page.limit + 1)())}`;
+}
+
+/** A page from rows fetched with limit + 1, keyed by seq. */
+export function seqPageOf<R extends { seq: number }, T>(
+  rows: R[],
+  limit: number,
+  map: (row: R) => T,
+): EntryPage<T> {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map(map),
+    next_after: rows.length > limit && last !== undefined ? last.seq : null,
+  };
 }

@@ -24,8 +24,10 @@
 // then due time), so thousands of one tenant's due schedules cannot fill the batches
 // while another tenant's wait.
 //
-// Schedules and agents. A put that creates one counts the tenant's schedules (agents)
-// the same way, so racing creates cannot both take the last place.
+// Schedules, agents, MCP servers, WebAssembly tools, secrets and webhooks. A put that
+// creates one counts the tenant's rows of its kind the same way (the named rows through
+// one function per backend, named-rows.ts), so racing creates cannot both take the last
+// place; replacing one is never refused.
 //
 // Queued runs. An enqueue counts the tenant's queued runs inside its own transaction
 // (SQLite: the single writer; PostgreSQL: a per-tenant advisory lock), so two racing
@@ -59,8 +61,12 @@ export function queueIsFull(queued: number, limit: number | null | undefined): b
   return limit !== null && limit !== undefined && queued >= limit;
 }
 
+/** The tenant's count quotas ([tenant_limits]): a create past one is 403 QUOTA_EXCEEDED. */
+export type CountQuota =
+  'schedules' | 'agents' | 'mcp_servers' | 'wasm_tools' | 'secrets' | 'webhooks';
+
 /** The error a create past one of the tenant's count quotas raises (403). */
-function countQuotaError(tenant: string, limit: number, what: 'schedules' | 'agents'): KeelError {
+export function countQuotaError(tenant: string, limit: number, what: CountQuota): KeelError {
   return new KeelError(
     'QUOTA_EXCEEDED',
     `tenant ${tenant} already has ${limit} ${what} (limit tenant_limits.${what}); delete one first`,
@@ -71,11 +77,6 @@ function countQuotaError(tenant: string, limit: number, what: 'schedules' | 'age
 /** The error a schedule create past the tenant's schedule quota raises (403). */
 export function scheduleQuotaError(tenant: string, limit: number): KeelError {
   return countQuotaError(tenant, limit, 'schedules');
-}
-
-/** The error an agent create past the tenant's agent quota raises (403). */
-export function agentQuotaError(tenant: string, limit: number): KeelError {
-  return countQuotaError(tenant, limit, 'agents');
 }
 
 /** The claim's per-tenant cap as a SQL parameter: no cap is a count nobody reaches. */

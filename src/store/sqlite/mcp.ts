@@ -10,7 +10,7 @@ import type { Page } from '../store.ts';
 import { MCP_SERVER_LIST, SECRET_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 
 function serverRow(ctx: StoreContext, tenant: string, name: string): McpServerRow | undefined {
@@ -23,9 +23,11 @@ export function putMcpServer(
   tenant: string,
   name: string,
   record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+  maxServers?: number,
 ): { server: McpServerRecord; created: boolean } {
   return ctx.write((changes) => {
     requireTenant(ctx, tenant);
+    refuseCreatePastQuota(ctx, 'mcp_servers', tenant, name, maxServers);
     const existing = serverRow(ctx, tenant, name);
     const now = ctx.now();
     const values = [JSON.stringify(record.spec), JSON.stringify(record.tools), record.last_error];
@@ -111,9 +113,11 @@ export function putSecret(
   tenant: string,
   name: string,
   value: string,
+  maxSecrets?: number,
 ): { created: boolean } {
   return ctx.write(() => {
     requireTenant(ctx, tenant);
+    refuseCreatePastQuota(ctx, 'tenant_secrets', tenant, name, maxSecrets);
     const now = ctx.now();
     const updated = ctx
       .sql(

@@ -68,6 +68,7 @@ import * as webhooks from './webhooks.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
+import type { EntryPage } from '../rules/keyset.ts';
 import type { MemoryFact } from '../../types.ts';
 import type {
   MemoryEmbedderCount,
@@ -309,6 +310,14 @@ export class SqliteStore implements Store {
   async expireApprovals(limit: number): Promise<number> {
     return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
   }
+  async getEntriesPage(
+    tenant: string,
+    runId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<EntryPage<RunEntry> | null> {
+    return trace.getEntriesPage(this.ctx, tenant, runId, afterSeq, limit);
+  }
   async getTrace(
     tenant: string,
     runId: string,
@@ -474,8 +483,9 @@ export class SqliteStore implements Store {
     tenant: string,
     name: string,
     record: { manifest: JsonObject; module: Uint8Array },
+    maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }> {
-    return wasmTools.putWasmTool(this.ctx, tenant, name, record);
+    return wasmTools.putWasmTool(this.ctx, tenant, name, record, maxTools);
   }
   async getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
     return wasmTools.getWasmTool(this.ctx, tenant, name);
@@ -498,8 +508,9 @@ export class SqliteStore implements Store {
     tenant: string,
     name: string,
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
+    maxServers?: number,
   ): Promise<{ server: McpServerRecord; created: boolean }> {
-    return mcp.putMcpServer(this.ctx, tenant, name, record);
+    return mcp.putMcpServer(this.ctx, tenant, name, record, maxServers);
   }
   async getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
     return mcp.getMcpServer(this.ctx, tenant, name);
@@ -527,8 +538,13 @@ export class SqliteStore implements Store {
   async deleteMcpServer(tenant: string, name: string): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() => mcp.deleteMcpServer(this.ctx, tenant, name));
   }
-  async putSecret(tenant: string, name: string, value: string): Promise<{ created: boolean }> {
-    return mcp.putSecret(this.ctx, tenant, name, value);
+  async putSecret(
+    tenant: string,
+    name: string,
+    value: string,
+    maxSecrets?: number,
+  ): Promise<{ created: boolean }> {
+    return mcp.putSecret(this.ctx, tenant, name, value, maxSecrets);
   }
   async listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
     return mcp.listSecrets(this.ctx, tenant, limit, cursor);
@@ -546,8 +562,9 @@ export class SqliteStore implements Store {
     name: string,
     url: string,
     secret: string,
+    maxWebhooks?: number,
   ): Promise<{ webhook: WebhookInfo; created: boolean }> {
-    return webhooks.putWebhook(this.ctx, tenant, name, url, secret);
+    return webhooks.putWebhook(this.ctx, tenant, name, url, secret, maxWebhooks);
   }
   async getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
     return webhooks.getWebhook(this.ctx, tenant, name);

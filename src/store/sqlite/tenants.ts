@@ -15,10 +15,10 @@ import { failActiveRuns } from './run-writes.ts';
 import type { AgentRow, TenantRow } from './rows.ts';
 import { toAgent, toTenant } from './rows.ts';
 import { requireTenant, tenantRow } from './guards.ts';
+import { refuseCreatePastQuota } from './named-rows.ts';
 import { disableSchedulesOfAgent } from './schedules.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 import { AGENT_LIST } from '../rules/keyset.ts';
-import { agentQuotaError, queueIsFull } from '../rules/tenant-fairness.ts';
 import { listByKey } from './keyset.ts';
 
 export function createTenant(
@@ -139,16 +139,8 @@ export function putAgent(
 ): { agent: Agent; created: boolean } {
   return ctx.write((changes) => {
     requireTenant(ctx, tenant);
+    refuseCreatePastQuota(ctx, 'agents', tenant, name, maxAgents);
     const existing = agentRow(ctx, tenant, name);
-    // Counted inside the single writer's transaction, so racing creates take turns.
-    if (!existing && maxAgents !== undefined) {
-      const { count } = ctx
-        .sql(
-          'SELECT COUNT(*) AS count FROM (SELECT 1 FROM agents WHERE tenant = ? LIMIT CAST(? AS INTEGER))',
-        )
-        .get(tenant, maxAgents) as { count: number };
-      if (queueIsFull(count, maxAgents)) throw agentQuotaError(tenant, maxAgents);
-    }
     const now = ctx.now();
     if (existing) {
       ctx

@@ -3,8 +3,11 @@
 
 import type { EntryBody, JsonObject, RunEntry, TraceEvent } from '../../types.ts';
 import { eventDataText } from '../rules/run-writes.ts';
+import type { EntryPage, KeysetValue } from '../rules/keyset.ts';
+import { runEntriesPageSql, seqPageOf } from '../rules/keyset.ts';
 import type { NewEvent, StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import { boundLimit } from './statements.ts';
 import type { EntryRow, EventRow } from './rows.ts';
 import { toEntry, toTraceEvent } from './rows.ts';
 
@@ -91,6 +94,29 @@ export function loadEntries(ctx: StoreContext, runId: string): RunEntry[] {
     )
     .all(runId) as EntryRow[];
   return rows.map(toEntry);
+}
+
+/** One page of the tenant's run's entries after `afterSeq`; null when it has no such run. */
+export function getEntriesPage(
+  ctx: StoreContext,
+  tenant: string,
+  runId: string,
+  afterSeq: number,
+  limit: number,
+): EntryPage<RunEntry> | null {
+  const exists = ctx.sql('SELECT 1 FROM runs WHERE run_id = ? AND tenant = ?').get(runId, tenant);
+  if (!exists) return null;
+  const params: KeysetValue[] = [];
+  const text = runEntriesPageSql(
+    { runId, after: afterSeq, limit },
+    (value) => () => {
+      params.push(value);
+      return '?';
+    },
+    boundLimit,
+  );
+  const rows = ctx.sql(text).all(...params) as EntryRow[];
+  return seqPageOf(rows, limit, toEntry);
 }
 
 export function getTrace(

@@ -14,7 +14,7 @@ import type { Page } from '../store.ts';
 import { WASM_TOOL_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 
 function infoRow(ctx: StoreContext, tenant: string, name: string): WasmToolInfoRow | undefined {
@@ -28,6 +28,7 @@ export function putWasmTool(
   tenant: string,
   name: string,
   record: { manifest: JsonObject; module: Uint8Array },
+  maxTools?: number,
 ): { tool: WasmToolInfo; created: boolean } {
   const module = Buffer.from(
     record.module.buffer,
@@ -37,6 +38,7 @@ export function putWasmTool(
   const values = [JSON.stringify(record.manifest), module, moduleDigest(module)];
   return ctx.write((changes) => {
     requireTenant(ctx, tenant);
+    refuseCreatePastQuota(ctx, 'wasm_tools', tenant, name, maxTools);
     const existing = infoRow(ctx, tenant, name);
     const now = ctx.now();
     if (existing) {

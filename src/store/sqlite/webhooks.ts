@@ -7,7 +7,7 @@ import type { Page } from '../store.ts';
 import { WEBHOOK_LIST } from '../rules/keyset.ts';
 import { listByKey } from './keyset.ts';
 import { requireTenant } from './guards.ts';
-import { deleteNamedRow } from './named-rows.ts';
+import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 
 /** Creates with `secret`, or changes the URL of an existing webhook (its secret stays). */
 export function putWebhook(
@@ -16,9 +16,11 @@ export function putWebhook(
   name: string,
   url: string,
   secret: string,
+  maxWebhooks?: number,
 ): { webhook: WebhookInfo; created: boolean } {
   return ctx.write(() => {
     requireTenant(ctx, tenant);
+    refuseCreatePastQuota(ctx, 'tenant_webhooks', tenant, name, maxWebhooks);
     const now = ctx.now();
     const updated = ctx
       .sql(
