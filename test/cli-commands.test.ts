@@ -37,7 +37,7 @@ function keelCli(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 

@@ -31,7 +31,8 @@ function keelCli(
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': output may still be in the pipe when the process has exited.
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
