@@ -2,9 +2,11 @@
 // defaults. Validated (unknown keys are an error naming the key) and frozen.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import type { FileLocations } from './config-locations.ts';
+import { findConfigFile, findDataDir } from './config-locations.ts';
 import { KeelError } from './errors.ts';
 import { defaultMaxWorkersPerTenant, defaultPoolSize } from './wasm/pool.ts';
 import { parseAllowedHost } from './web/allow-hosts.ts';
@@ -161,6 +163,8 @@ export type ProviderConfig = z.infer<typeof providerSchema>;
 export interface KeelConfig {
   listen: { host: string; port: number };
   data_dir: string;
+  /** The config file read and what chose data_dir (src/config-locations.ts). */
+  files: FileLocations;
   store: { url: string; durability: 'full' | 'process' };
   /** The admin token itself (read from the env var the config names), or null. */
   admin_token: string | null;
@@ -501,13 +505,17 @@ export function loadConfig(
   cwd: string = process.cwd(),
 ): KeelConfig {
   refuseTestSwitches(env);
-  const configPath =
-    flags.config ?? env.KEEL_CONFIG ?? (existsSync(resolve(cwd, 'keel.toml')) ? 'keel.toml' : null);
-  const file = configPath ? readConfigFile(resolve(cwd, configPath)) : {};
-
-  const dataDir = resolve(cwd, flags.data_dir ?? env.KEEL_DATA_DIR ?? file.data_dir ?? '.keel');
-  const storeUrl =
-    flags.store_url ?? env.KEEL_STORE_URL ?? file.store?.url ?? `sqlite:${dataDir}/keel.db`;
+  const configPath = findConfigFile(flags.config, env, cwd, existsSync);
+  const file = configPath ? readConfigFile(configPath) : {};
+  // Relative paths in keel.toml are relative to keel.toml, not to where keel was started.
+  const fileDir = configPath ? dirname(configPath) : cwd;
+  const dataDir = findDataDir(
+    { flag: flags.data_dir, file: file.data_dir, configFile: configPath },
+    env,
+    cwd,
+    existsSync,
+  );
+  const storeUrl = flags.store_url ?? env.KEEL_STORE_URL;
   const adminTokenEnv = file.auth?.admin_token_env ?? 'KEEL_ADMIN_TOKEN';
   const adminToken = env[adminTokenEnv] ?? env.KEEL_ADMIN_TOKEN ?? null;
   if (adminToken !== null && adminToken.length < 16) {
@@ -549,9 +557,13 @@ export function loadConfig(
       ...parseListen(flags.listen ?? env.KEEL_LISTEN ?? file.listen ?? '127.0.0.1:8080'),
       ...(flags.port !== undefined && { port: flags.port }),
     },
-    data_dir: dataDir,
+    data_dir: dataDir.path,
+    files: { config: configPath, data_dir_from: dataDir.from },
     store: {
-      url: normalizeStoreUrl(storeUrl, cwd),
+      url:
+        storeUrl !== undefined
+          ? normalizeStoreUrl(storeUrl, cwd)
+          : normalizeStoreUrl(file.store?.url ?? `sqlite:${dataDir.path}/keel.db`, fileDir),
       durability: file.store?.durability ?? 'full',
     },
     admin_token: adminToken,
@@ -582,7 +594,7 @@ export function loadConfig(
     },
     http,
     tenant_limits: tenantLimitsOf(file.tenant_limits, file.workers?.concurrency ?? 8),
-    mcp: mcpSettingsOf(file.mcp, env, cwd),
+    mcp: mcpSettingsOf(file.mcp, env, fileDir),
     telemetry: telemetrySettingsOf(file.telemetry, env),
     wasm: wasmSettingsOf(file.wasm),
   };

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { assertListenAllowed, buildApi } from './api/app.ts';
 import { buildRoleHealthServer } from './api/role-health.ts';
 import type { KeelConfig } from './config.ts';
+import { describeFiles } from './config-locations.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
 import { inertFailpoints } from './failpoints.ts';
@@ -145,6 +146,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   const { logger, close: closeLogger } = options.logger
     ? { logger: options.logger, close: () => undefined }
     : createLogger(config.log);
+  // Before the store opens, so a store that fails to open still says where it looked.
+  const files = describeFiles(config);
+  logger.info(files.fields, files.message);
+  if (config.files.data_dir_from === 'legacy') {
+    logger.warn(
+      { data_dir: config.data_dir },
+      'keeping the data dir ./.keel of an earlier keel (it holds keel.db); set data_dir or KEEL_DATA_DIR to say so, or move it to the default data dir (docs/configuration.md)',
+    );
+  }
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
   const seededBugs = checkSeededBugs(options.seededBugs ?? []);

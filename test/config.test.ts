@@ -34,11 +34,12 @@ describe('config', () => {
   });
 
   it('defaults', () => {
-    const cwd = project();
-    const config = loadConfig({}, {}, cwd);
+    const home = project();
+    const config = loadConfig({}, { HOME: home }, project());
     assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 });
-    assert.equal(config.data_dir, join(cwd, '.keel'));
-    assert.equal(config.store.url, `sqlite:${join(cwd, '.keel', 'keel.db')}`);
+    // Where the data goes without a setting: test/config-locations.test.ts.
+    assert.equal(config.data_dir, join(home, '.local/share/keel'));
+    assert.equal(config.store.url, `sqlite:${join(home, '.local/share/keel', 'keel.db')}`);
     assert.equal(config.store.durability, 'full');
     assert.deepEqual(config.workers, { concurrency: 8, lease_ms: 30_000, max_attempts: 5 });
     assert.equal(config.admin_token, null);
