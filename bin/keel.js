@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // The `keel` command. Runs the compiled CLI in dist/ (scripts/build.mjs, run by
-// `npm install` through `prepare`) when that build is newer than every source file;
-// otherwise — a checkout without a build, an edited checkout, or KEEL_FROM_SOURCE=1 —
-// registers tsx in this same process (no child process, so signals reach keel itself)
-// and runs the TypeScript sources. Stale JavaScript is never run.
-import { readdirSync, statSync } from 'node:fs';
+// `npm install` through `prepare`) when that build is newer than every source file, or
+// when src/ still has the digest the build recorded (an installed package: unpacking
+// gives files new times); otherwise — a checkout without a build, an edited checkout, or
+// KEEL_FROM_SOURCE=1 — registers tsx in this same process (no child process, so signals
+// reach keel itself) and runs the TypeScript sources. Stale JavaScript is never run.
+import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 
 const root = new URL('..', import.meta.url);
 const stamp = new URL('dist/.build-stamp', root);
@@ -28,8 +29,24 @@ function newestSource() {
   return newest;
 }
 
+/** The sources are those the build compiled (same digest); the stamp is touched so the
+ * next start takes the quick path (when this user may write it). */
+async function sameSources() {
+  const recorded = /^sources (\S+)$/m.exec(readFileSync(stamp, 'utf8'))?.[1];
+  if (!recorded) return false;
+  const { sourceDigest } = await import('./source-digest.js');
+  if (sourceDigest(new URL('src/', root).pathname) !== recorded) return false;
+  try {
+    const now = new Date();
+    utimesSync(stamp, now, now);
+  } catch {
+    // a read-only install: the digest is checked again next start (tens of ms)
+  }
+  return true;
+}
+
 const built = process.env.KEEL_FROM_SOURCE === '1' ? null : builtAt();
-if (built !== null && newestSource() <= built) {
+if (built !== null && (newestSource() <= built || (await sameSources()))) {
   await import('../dist/cli/main.js');
 } else {
   if (built !== null)

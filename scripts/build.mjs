@@ -1,12 +1,14 @@
 // `npm run build` (and `prepare`, so `npm install` / `npm ci` run it): compiles src/ to
 // dist/ with tsc (tsconfig.build.json), copies the files tsc does not emit (SQL
 // migrations, the SQLite read worker) beside the compiled modules, then writes
-// dist/.build-stamp last. bin/keel.js runs dist/ only when that stamp is newer than
-// every file under src/, so an edited checkout never runs stale JavaScript.
+// dist/.build-stamp last, with the digest of src/ it was built from. bin/keel.js runs
+// dist/ only when that stamp is newer than every file under src/ or src/ still has that
+// digest, so an edited checkout never runs stale JavaScript.
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { sourceDigest } from '../bin/source-digest.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
@@ -20,6 +22,8 @@ try {
   process.exit(0);
 }
 
+// Taken before compiling: a source edited during the build makes the digest mismatch.
+const sources = sourceDigest(join(root, 'src'));
 rmSync(dist, { recursive: true, force: true });
 const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], {
   cwd: root,
@@ -38,5 +42,5 @@ if (!existsSync(join(dist, 'cli', 'main.js'))) {
   console.error('build: dist/cli/main.js is missing after tsc');
   process.exit(1);
 }
-writeFileSync(join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);
+writeFileSync(join(dist, '.build-stamp'), `${new Date().toISOString()}\nsources ${sources}\n`);
 console.error('build: dist/ ready');
