@@ -50,7 +50,7 @@ describe('deploy/keel.service', () => {
     }
     assert.deepEqual(verify(unit), { code: 0, output: '' });
     // The check can fail: a misspelt key and a missing binary are both reported.
-    const typo = verify(unit.replace('KillMode=', 'KilMode='));
+    const typo = verify(unit.replace('\nKillMode=', '\nKilMode='));
     assert.match(typo.output, /Unknown key 'KilMode'/);
     const missing = verify(
       unit.replace('ExecStart=/usr/bin/env', 'ExecStart=/usr/bin/keel-absent'),
@@ -68,6 +68,7 @@ describe('deploy/keel.service', () => {
     assert.deepEqual(service.get('NoNewPrivileges'), ['yes']);
     assert.deepEqual(service.get('Restart'), ['on-failure']);
     assert.deepEqual(service.get('KillSignal'), ['SIGTERM']);
+    assert.deepEqual(service.get('KillMode'), ['mixed'], 'SIGTERM to keel alone');
     assert.ok(Number(service.get('TimeoutStopSec')?.[0]) > 30, 'longer than keel stop deadline');
     assert.equal(service.get('MemoryDenyWriteExecute'), undefined, "V8's JIT needs W+X pages");
   });

@@ -33,6 +33,8 @@ import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 let dir: string;
+/** XDG_DATA_HOME and XDG_CONFIG_HOME of every command: keel never touches the real ~. */
+let xdg: string;
 let port: number;
 let server: ChildProcess | null = null;
 let serverOutput = '';
@@ -57,6 +59,8 @@ function env(): NodeJS.ProcessEnv {
     KEEL_LISTEN: `127.0.0.1:${port}`,
     KEEL_URL: `http://127.0.0.1:${port}`,
     KEEL_TEST_SKIP_ONNX: '1',
+    XDG_DATA_HOME: join(xdg, 'data'),
+    XDG_CONFIG_HOME: join(xdg, 'config'),
   };
 }
 
@@ -89,6 +93,7 @@ function ok(result: Result, command: string): Result {
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'keel-readme-'));
+  xdg = mkdtempSync(join(tmpdir(), 'keel-readme-xdg-'));
   const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -105,6 +110,7 @@ after(async () => {
   if (server?.pid) process.kill(-server.pid, 'SIGTERM');
   await new Promise((resolve) => setTimeout(resolve, 500));
   rmSync(dir, { recursive: true, force: true });
+  rmSync(xdg, { recursive: true, force: true });
 });
 
 it('walks the README Quick start in a fresh copy', { timeout: 240_000 }, async () => {
@@ -135,6 +141,15 @@ it('walks the README Quick start in a fresh copy', { timeout: 240_000 }, async (
         timeoutMs: 60_000,
       });
       assert.doesNotMatch(serverOutput, /npm warn|dist\/ is older/i);
+      // The README says where the data goes: the XDG data dir, not the checkout.
+      const dataDir = join(xdg, 'data', 'keel');
+      await waitFor('npm start to say where its data is', () =>
+        serverOutput.includes(`config none; data dir ${dataDir} (default`),
+      );
+      await waitFor('the database under the XDG data dir', () =>
+        existsSync(join(dataDir, 'keel.db')),
+      );
+      assert.ok(!existsSync(join(dir, '.keel')), 'nothing written in the checkout');
     },
     'npx keel tenant create default': async (command) => {
       const result = ok(await sh(viaBin(command)), command);

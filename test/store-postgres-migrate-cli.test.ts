@@ -6,6 +6,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { after, describe, it } from 'node:test';
 import {
@@ -18,13 +21,16 @@ import {
 const ROOT = new URL('..', import.meta.url).pathname;
 const skip = await skipUnlessPostgres('store-postgres-migrate-cli.test.ts');
 const schema = freshSchemaName('keel_migrate_cli');
+const home = mkdtempSync(join(tmpdir(), 'keel-migrate-home-'));
 after(() => dropSchemas([schema]));
+after(() => rmSync(home, { recursive: true, force: true }));
 
 function keel(command: string, storeUrl: string, ...args: string[]) {
   const result = spawnSync(
     process.execPath,
     ['--import', 'tsx', 'src/cli/main.ts', command, '--store-url', storeUrl, ...args],
-    { cwd: ROOT, encoding: 'utf8', timeout: 60_000 },
+    // KEEL_HOME: no keel.toml nor data dir of the real home is read or written.
+    { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, KEEL_HOME: home } },
   );
   return { code: result.status, out: `${result.stdout}${result.stderr}` };
 }

@@ -4,6 +4,9 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TEST_ONLY_ENV } from '../../src/config.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -20,6 +23,8 @@ export interface RoleProcess {
 
 export class RoleProcesses {
   private readonly children = new Set<ChildProcess>();
+  /** KEEL_HOME of the children: no keel.toml nor data of the real home is read or written. */
+  private readonly home = mkdtempSync(join(tmpdir(), 'keel-roles-home-'));
 
   async start(
     role: 'api' | 'worker' | 'scheduler' | 'all',
@@ -39,7 +44,7 @@ export class RoleProcesses {
     if (options.config) args.push('--config', options.config);
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...env, KEEL_LOG_LEVEL: 'info', ...options.env },
+      env: { ...env, KEEL_HOME: this.home, KEEL_LOG_LEVEL: 'info', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.children.add(child);
@@ -77,9 +82,11 @@ export class RoleProcesses {
         }),
     );
     await Promise.all(waits);
+    rmSync(this.home, { recursive: true, force: true });
   }
 
   killAll(): void {
     for (const child of this.children) child.kill('SIGKILL');
+    rmSync(this.home, { recursive: true, force: true });
   }
 }
