@@ -2,7 +2,8 @@
 // globs nor fails when it finds no file, so the list is built here and an empty list
 // is an error. Usage: node scripts/run-tests.mjs [substring filters…]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -25,9 +26,22 @@ if (files.length === 0) {
   process.exit(1);
 }
 console.error(`run-tests: ${files.length} test files`);
+// A keel the tests start without a config file or data dir of its own looks in the XDG
+// directories (docs/configuration.md): point them into a temp dir, so no test reads a
+// keel.toml of the real home nor writes data there.
+const xdg = mkdtempSync(join(tmpdir(), 'keel-tests-xdg-'));
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=300000', ...files],
-  { cwd: root, stdio: 'inherit' },
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      XDG_CONFIG_HOME: join(xdg, 'config'),
+      XDG_DATA_HOME: join(xdg, 'data'),
+    },
+  },
 );
+rmSync(xdg, { recursive: true, force: true });
 process.exit(result.status ?? 1);
