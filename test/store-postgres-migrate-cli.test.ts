@@ -84,8 +84,17 @@ describe('keel migrate creates a missing PostgreSQL database', { skip }, () => {
   it('keel serve names the missing database and both ways out; migrate creates it', async () => {
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database}`;
+    url.password = 'not-a-real-secret'; // trust auth: ignored by the server
     const served = keel('serve', url.toString(), '--listen', '127.0.0.1:0');
     assert.equal(served.code, 1, served.out);
+    // Before the store opens, serve says what it read and where it would write.
+    assert.ok(
+      served.out.includes(
+        `config none; data dir ${home}/data (KEEL_HOME); store postgres://postgres:***@127.0.0.1:5432/${database}`,
+      ),
+      served.out,
+    );
+    assert.doesNotMatch(served.out, /not-a-real-secret/);
     assert.match(served.out, new RegExp(`database "${database}" does not exist: run keel migrate`));
     assert.match(
       served.out,
