@@ -17,6 +17,7 @@ import type {
 } from './rules/usage.ts';
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type { EntryPage } from './rules/keyset.ts';
+import type { PruneInput, PruneResult } from './rules/retention.ts';
 import type {
   Agent,
   AgentSpec,
@@ -446,6 +447,17 @@ export interface ApprovalStore {
   expireApprovals(limit: number): Promise<number>;
 }
 
+/** Retention (docs/store.md, "Retention"): a finished run's history, pruned in batches. */
+export interface RetentionStore {
+  /**
+   * One bounded batch in its own transaction: deletes at most `limit` rows of the part
+   * (trace events, journal entries, or whole runs) of finished runs past the cutoff,
+   * walking them oldest first from `after`. Never touches a queued, running or waiting
+   * run, nor a run with a delivery still to deliver (part `runs`).
+   */
+  pruneRunHistory(input: PruneInput): Promise<PruneResult>;
+}
+
 /** The whole store: every concern. Consumers take only the parts they use. */
 export interface Store
   extends
@@ -465,6 +477,7 @@ export interface Store
     WebhookStore,
     WasmToolStore,
     ApprovalStore,
+    RetentionStore,
     UsageStore {}
 
 /** Model usage and budgets (src/store/rules/usage.ts, docs/http-api.md, Usage). */

@@ -60,6 +60,8 @@ import * as approvals from './approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
+import * as retention from './retention.ts';
+import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
@@ -309,6 +311,9 @@ export class SqliteStore implements Store {
   }
   async expireApprovals(limit: number): Promise<number> {
     return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
+  }
+  async pruneRunHistory(input: PruneInput): Promise<PruneResult> {
+    return retention.pruneRunHistory(this.ctx, input);
   }
   async getEntriesPage(
     tenant: string,
