@@ -60,7 +60,8 @@ export function createRunRetention(options: RunRetentionOptions): RunRetention {
   let current: Promise<RetentionPass> | null = null;
   let stopping = false;
 
-  async function prunePart(part: RetentionPart, pass: RetentionPass): Promise<void> {
+  /** Returns false when another process prunes (PostgreSQL): this pass ends. */
+  async function prunePart(part: RetentionPart, pass: RetentionPass): Promise<boolean> {
     let after = part === 'runs' ? null : (journalCursors[part] ?? null);
     for (;;) {
       const result = await store.pruneRunHistory({
@@ -74,7 +75,8 @@ export function createRunRetention(options: RunRetentionOptions): RunRetention {
       pass.largest_batch = Math.max(pass.largest_batch, result.deleted);
       after = result.last;
       if (part !== 'runs') journalCursors[part] = after;
-      if (!result.more || result.busy || stopping) return;
+      if (result.busy) return false;
+      if (!result.more || stopping) return true;
       await nextTurn();
     }
   }
@@ -87,7 +89,7 @@ export function createRunRetention(options: RunRetentionOptions): RunRetention {
     };
     // Journals first: a run is deleted only once its journal is gone.
     for (const part of RETENTION_PARTS) {
-      if (ages[part] > 0 && !stopping) await prunePart(part, pass);
+      if (ages[part] > 0 && !stopping && !(await prunePart(part, pass))) break;
     }
     const { events, entries, runs } = pass.deleted;
     if (events + entries + runs > 0) {
