@@ -1,9 +1,11 @@
 // Retention batches (src/store/rules/retention.ts): each one short transaction of at
 // most `limit` deleted rows per table. Several processes may run the pruner; a batch
 // first takes a transaction-scoped advisory lock of this schema and does nothing when
-// another process holds it, so one prunes at a time (the deletes are idempotent, so
-// even two at once would only repeat work). Deleted rows' space is reused by new rows
-// once autovacuum has passed; the tables do not shrink (docs/store.md, "Retention").
+// another process holds it, so one prunes at a time. Without it a batch blocked behind
+// another's uncommitted deletes would find fewer rows than it looked for and take runs
+// with rows left for done (its cursor would pass them). Deleted rows' space is reused
+// by new rows once autovacuum has passed; the tables do not shrink (docs/store.md,
+// "Retention").
 
 import type { PruneInput, PruneResult, RetentionCursor } from '../rules/retention.ts';
 import {
