@@ -2,6 +2,7 @@
 // run ends, `--stream` shows its events as they happen. Both say so when the run waits
 // for a person's approval, with the commands that decide it (docs/approvals.md).
 
+import { KeelApiError } from '../client/index.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
@@ -39,13 +40,19 @@ async function waitTelling(
   print: Print,
 ): Promise<Record<string, unknown>> {
   const { keel, tenant } = connection;
-  for await (const event of keel.turns.events(tenant, runId)) {
-    if (event.type === 'approval.requested') {
-      const described = await withApprovalArguments(connection, runId, event);
-      print(`${waitingNotice(runId, described.data)}\n`);
-    } else if (event.type === 'approval.decided') {
-      print(`  ${decidedNotice(event.data)}\n`);
+  try {
+    for await (const event of keel.turns.events(tenant, runId)) {
+      if (event.type === 'approval.requested') {
+        const described = await withApprovalArguments(connection, runId, event);
+        print(`${waitingNotice(runId, described.data)}\n`);
+      } else if (event.type === 'approval.decided') {
+        print(`  ${decidedNotice(event.data)}\n`);
+      }
     }
+  } catch (error) {
+    // The stream only tells; the long poll below decides. A stream given up on (closed
+    // again and again through hours of waiting) is no reason to fail the wait.
+    if (error instanceof KeelApiError) throw error;
   }
   return waitForTerminal(connection, runId);
 }
