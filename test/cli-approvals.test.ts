@@ -198,6 +198,21 @@ describe(
         console.log(`# keel chat:\n${answered.trimEnd()}`);
         assert.match(answered, /✓ approved: the run goes on/);
         assert.equal((await http('GET', `${T}/runs/${run.run_id}`)).run.status, 'succeeded');
+
+        // /deny with a reason: the model is told it, the tool never runs.
+        chat.send('@call calc_eval {"expression":"7*7"}', 'Enter');
+        await waitFor(
+          'a second waiting run on tty',
+          async () => (await http('GET', `${T}/runs?scope=tty`)).runs[0]?.status === 'waiting',
+          { timeoutMs: 20_000, everyMs: 50 },
+        );
+        chat.send('/deny not in a chat test', 'Enter');
+        const deniedScreen = await chat.shows(/careful> echo: \ncalc_eval: APPROVAL_DENIED\n/);
+        assert.match(deniedScreen, /✗ denied: not in a chat test: the call does not run/);
+        const [second] = (await http('GET', `${T}/runs?scope=tty`)).runs;
+        const [decided] = (await http('GET', `${T}/runs/${second.run_id}/approvals`)).approvals;
+        assert.equal(decided.status, 'denied');
+        assert.equal(decided.note, 'not in a chat test');
         chat.send('/quit', 'Enter');
         assert.match(await chat.shows(/EXIT=\d+/), /EXIT=0/);
       } finally {
