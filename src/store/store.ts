@@ -77,6 +77,7 @@ import type {
   Approval,
   ApprovalDecision,
   ApprovalRequest,
+  PendingApproval,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -436,8 +437,8 @@ export interface ApprovalStore {
     callId: string,
     decision: ApprovalDecision,
   ): Promise<Approval>;
-  /** The tenant's pending approvals, oldest first. */
-  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]>;
+  /** The tenant's pending approvals, oldest first, each with its run's input text. */
+  listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]>;
   /** Every approval of a run, in request order; null when the run is not the tenant's. */
   listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null>;
   /**

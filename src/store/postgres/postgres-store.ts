@@ -64,7 +64,7 @@ import type {
   ForkRunInput,
 } from '../store.ts';
 import * as approvals from './approvals.ts';
-import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
@@ -273,7 +273,7 @@ export class PostgresStore implements Store {
   ): Promise<Approval> {
     return approvals.decideApproval(this.ctx, tenant, runId, callId, decision);
   }
-  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+  listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return approvals.listPendingApprovals(this.ctx.read, tenant, limit);
   }
   listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {

@@ -57,7 +57,7 @@ import type {
   ForkRunInput,
 } from '../store.ts';
 import * as approvals from './approvals.ts';
-import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
@@ -303,7 +303,7 @@ export class SqliteStore implements Store {
       approvals.decideApproval(this.ctx, tenant, runId, callId, decision),
     );
   }
-  async listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+  async listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return approvals.listPendingApprovals(this.ctx, tenant, limit);
   }
   async listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
