@@ -30,6 +30,7 @@ import { createSchedulerWatch } from './schedules/scheduler-watch.ts';
 import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { priceBook } from './runtime/usage-prices.ts';
+import { createRunRetention, retentionAges } from './runtime/retention.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
@@ -295,6 +296,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       max_attempts: config.delivery.max_attempts,
     });
     if (role === 'worker' || role === 'all') webhooks.start();
+    // A finished run's history is pruned where runs are worked ([retention]).
+    const retention = createRunRetention({
+      store,
+      ages: retentionAges(config.retention),
+      batchRows: config.retention.batch_rows,
+      intervalMs: config.retention.interval_ms,
+      logger,
+    });
+    if (role === 'worker' || role === 'all') retention.start();
     // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({
       store,
@@ -326,6 +336,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           await Promise.all([
             scheduler.stop(),
             webhooks.stop(),
+            retention.stop(),
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);

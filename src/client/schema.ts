@@ -1109,6 +1109,26 @@ export interface components {
     } & {
       [key: string]: unknown;
     };
+    PendingApproval: {
+      run_id: string;
+      call_id: string;
+      tenant: string;
+      agent: string;
+      scope: string;
+      step: number;
+      tool: string;
+      arguments: string;
+      status: string;
+      note: string | null;
+      /** @description ISO 8601 time */
+      requested_at: string;
+      expires_at: string | null;
+      decided_at: string | null;
+      /** @description the run's input: its text, else the input as JSON; the first 2,000 characters */
+      input_text: string;
+    } & {
+      [key: string]: unknown;
+    };
     MemoryFact: {
       id: string;
       text: string;
@@ -5133,7 +5153,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            approvals: components['schemas']['Approval'][];
+            approvals: components['schemas']['PendingApproval'][];
           } & {
             [key: string]: unknown;
           };
