@@ -13,6 +13,8 @@ const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
   base_url: z.string().url().optional(),
   api_key_env: z.string().min(1).optional(),
+  /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/agent-loop.md). */
+  timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
   /**
    * true (default): streamed requests. false: non-streaming requests, for servers whose
    * streaming is broken. "when-watched": streamed only while someone watches the run live

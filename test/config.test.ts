@@ -1,5 +1,5 @@
 // Config: precedence flags > env > keel.toml > defaults, unknown keys named, listen
-// validation, a frozen result.
+// validation, provider timeouts, a frozen result.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -219,6 +219,22 @@ describe('config', () => {
       () => loadConfig({}, {}, project(provider('"sometimes"'))),
       /providers\.local\.stream: expected true, false or "when-watched"/,
     );
+  });
+
+  it('providers.*.timeout_ms: 1000–3600000 when set, named when not; unset leaves the default to the providers', () => {
+    const provider = (line: string) =>
+      `[providers.local]\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:1/v1"\n${line}`;
+    assert.equal(loadConfig({}, {}, project(provider(''))).providers.local?.timeout_ms, undefined);
+    for (const ms of [1000, 3_600_000]) {
+      const config = loadConfig({}, {}, project(provider(`timeout_ms = ${ms}`)));
+      assert.equal(config.providers.local?.timeout_ms, ms);
+    }
+    for (const bad of ['999', '3600001', '1500.5', '"60s"']) {
+      configError(
+        () => loadConfig({}, {}, project(provider(`timeout_ms = ${bad}`))),
+        /providers\.local\.timeout_ms/,
+      );
+    }
   });
 
   it('the result is frozen, deeply', () => {
