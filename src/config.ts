@@ -14,7 +14,7 @@ const providerSchema = z.strictObject({
   base_url: z.string().url().optional(),
   /** The NAME of the env var holding the key; unset or empty at `keel serve` → refused. */
   api_key_env: z.string().min(1).optional(),
-  /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/agent-loop.md). */
+  /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/providers.md). */
   timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
   /**
    * true (default): streamed requests. false: non-streaming requests, for servers whose

@@ -1,8 +1,8 @@
-// The start-up check of provider keys (docs/providers.md, "A missing key"): a provider whose
-// `api_key_env` names a variable that was unset or empty when the config was read would
-// only fail later, as a 401 inside some run, so the processes that would call it refuse
-// to start. Kept apart from configured.ts so a CLI command can check without loading
-// the provider stack.
+// The start-up check of provider keys (docs/providers.md, "A missing key"): a provider
+// whose `api_key_env` names a variable that was unset or empty when the config was read
+// would only fail later, as a 401 inside some run, so the processes that would call it
+// refuse to start. Kept apart from configured.ts so a CLI command can check without
+// loading the provider stack.
 
 import { KeelError } from '../errors.ts';
 import type { ProviderSpec } from './configured.ts';
