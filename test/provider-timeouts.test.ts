@@ -3,20 +3,23 @@
 // and then go silent. Through the real adapter path (createConfiguredProviders → AI SDK
 // provider package → node:http transport), the call fails within timeout_ms plus a small
 // margin as a retryable timeout, the server sees its connection closed, and the loop's
-// retry policy retries it and then fails the step MODEL_TIMEOUT. A caller's abort
-// within the timeout stays an abort; an answer inside it is untouched.
+// retry policy retries it and then fails the step MODEL_TIMEOUT — a whole keel too, with
+// timeout_ms from keel.toml. A caller's abort within the timeout stays an abort; an
+// answer inside it is untouched.
 
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createKeelClient } from '../src/client/index.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { createConfiguredProviders } from '../src/providers/configured.ts';
 import type { ModelRequest, Provider } from '../src/providers/provider.ts';
 import { ProviderError } from '../src/providers/provider.ts';
 import { callModel } from '../src/runtime/model-call.ts';
 import { RunControl } from '../src/runtime/run-control.ts';
+import { startTestKeel } from './helpers/keel-server.ts';
 import { fixture } from './helpers/replay-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
@@ -64,13 +67,14 @@ function stall(request: IncomingMessage, response: ServerResponse): void {
 
 const server = createServer(stall);
 let providers: Record<string, Provider>;
+let url = '';
 
 before(async () => {
   // The provider packages load on a provider's first call, before its request and its
   // timeout start; loaded here, the measured calls time the request alone.
   await Promise.all([import('@ai-sdk/openai-compatible'), import('@ai-sdk/anthropic')]);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const compat = (prefix: string, extra: object = {}) => ({
     type: 'openai-compatible' as const,
     base_url: `${url}/${prefix}/v1`,
@@ -157,7 +161,7 @@ async function timesOut(name: string, path: string, extra: Partial<ModelRequest>
   return tookMs;
 }
 
-describe('provider timeout_ms', { timeout: 20_000 }, () => {
+describe('provider timeout_ms', { timeout: 45_000 }, () => {
   it('a request no server answers, a stream and a JSON body stalled midway: each fails as a timeout within timeout_ms, its connection closed', async () => {
     const deltas: string[] = [];
     const took = await Promise.all([
@@ -203,5 +207,37 @@ describe('provider timeout_ms', { timeout: 20_000 }, () => {
     assert.ok(!(error instanceof ProviderError), `not a provider error: ${String(error)}`);
     const answer = await provider('slow').complete(request());
     assert.equal(answer.assistant.text, 'It is 14:05 in Paris and 18 °C.');
+  });
+
+  it('end to end: keel.toml timeout_ms reaches the worker; each try is cut, retried, and the run fails MODEL_TIMEOUT', async () => {
+    const keel = await startTestKeel({
+      toml: `[providers.stalled]\ntype = "openai-compatible"\nbase_url = "${url}/e2e/v1"\ntimeout_ms = ${TIMEOUT_MS}\n`,
+    });
+    try {
+      const client = createKeelClient({ baseUrl: keel.url });
+      await client.tenants.create({ name: 'to' });
+      await client.agents.put('to', 'a', { model: 'stalled/m1' });
+      const created = await client.turns.submit('to', {
+        agent: 'a',
+        scope: 's',
+        payload: { text: 'hello' },
+      });
+      const done = await client.turns.wait('to', created.run_id, 20_000);
+      assert.equal(done.run.status, 'failed');
+      assert.equal(done.run.error?.code, 'MODEL_TIMEOUT');
+      const trace = await client.runs.trace('to', created.run_id);
+      const retries = (trace.events as unknown as { type: string; data: Record<string, unknown> }[])
+        .filter((event) => event.type === 'model.retry')
+        .map((event) => (event.data.error as { code: string }).code);
+      assert.deepEqual(retries, ['MODEL_TIMEOUT', 'MODEL_TIMEOUT', 'MODEL_TIMEOUT']);
+      const tries = seen.get('/e2e/v1/chat/completions') ?? [];
+      assert.equal(tries.length, 4, 'one try and three retries');
+      assert.ok(
+        tries.every((record) => record.closed !== null),
+        'every try was closed',
+      );
+    } finally {
+      await keel.close();
+    }
   });
 });
