@@ -110,6 +110,11 @@ export const ERROR_CATALOGUE = {
   },
   RUN_TIMEOUT: { status: 500, retryable: false, message: 'the run exceeded its timeout_ms' },
   PROVIDER_ERROR: { status: 502, retryable: true, message: 'the model provider failed' },
+  MODEL_TIMEOUT: {
+    status: 504,
+    retryable: true,
+    message: "the model provider gave no complete answer within the provider's timeout_ms",
+  },
   MODEL_NOT_FOUND: {
     status: 400,
     retryable: false,
@@ -182,6 +187,7 @@ export const RUN_ERROR_CODES = [
   'RUN_TIMEOUT',
   'RUN_CRASHED',
   'PROVIDER_ERROR',
+  'MODEL_TIMEOUT',
   'MODEL_NOT_FOUND',
   'OUTPUT_INVALID',
   'EFFECT_OUTCOME_UNKNOWN',
