@@ -20,6 +20,7 @@ import { migrateSqlite } from '../src/store/sqlite/index.ts';
 import type { RoleProcess } from './helpers/keel-roles.ts';
 import { RoleProcesses } from './helpers/keel-roles.ts';
 import { sqliteMigratedBefore } from './helpers/sqlite-migrated.ts';
+import { startTurnLoad } from './helpers/turn-load.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'bk';
@@ -158,34 +159,9 @@ describe('keel backup and keel restore (SQLite)', () => {
     longReader.prepare('SELECT count(*) FROM runs').get();
 
     // Load: each submitter keeps one turn in flight on its own scope.
-    const acked: { runId: string; at: number }[] = [];
-    let loading = true;
-    let refused = 0;
-    const submitter = async (worker: number): Promise<void> => {
-      for (let seq = 0; loading; seq += 1) {
-        const submitted = await call(source.url, 'POST', `/tenants/${TENANT}/turns`, {
-          agent: 'a',
-          scope: `s${worker}`,
-          payload: { text: `turn ${worker}/${seq}` },
-          request_id: `r-${worker}-${seq}`,
-        });
-        if (submitted.status !== 202 && submitted.status !== 200) {
-          refused += 1;
-          continue;
-        }
-        acked.push({ runId: submitted.body.run_id as string, at: Date.now() });
-        await call(
-          source.url,
-          'GET',
-          `/tenants/${TENANT}/runs/${submitted.body.run_id}/wait?timeout_ms=10000`,
-        );
-      }
-    };
-    const load = Promise.all(Array.from({ length: SUBMITTERS }, (_, worker) => submitter(worker)));
-    const warmup = Date.now();
-    while (acked.length < 100 && Date.now() - warmup < 15_000) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const load = startTurnLoad(source.url, { tenant: TENANT, agent: 'a', submitters: SUBMITTERS });
+    const acked = load.acked;
+    await load.reach(100);
     // Every run in this list was acknowledged, so committed, before the backup began.
     const ackedBefore = acked.map((entry) => entry.runId);
     const backupStarted = Date.now();
@@ -196,8 +172,7 @@ describe('keel backup and keel restore (SQLite)', () => {
     longReader.close();
     // A while more of load after it: runs the backup cannot hold.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    loading = false;
-    await load;
+    await load.stop();
     assert.equal(backup.code, 0, `backup failed: ${backup.err}`);
     assert.match(
       backup.out,
@@ -288,7 +263,7 @@ describe('keel backup and keel restore (SQLite)', () => {
     assert.equal(integrity(restoredDb), 'ok');
 
     console.log(
-      `backup under load: acked=${acked.length} acked_before=${ackedBefore.length} acked_during=${ackedDuring} acked_after=${ackedAfter.length} refused=${refused} runs_in_backup=${inBackup.size} present_after_restore=${present} backup_ms=${backupEnded - backupStarted} (process) bytes=${backupBytes.length}`,
+      `backup under load: acked=${acked.length} acked_before=${ackedBefore.length} acked_during=${ackedDuring} acked_after=${ackedAfter.length} refused=${load.refused()} runs_in_backup=${inBackup.size} present_after_restore=${present} backup_ms=${/ in (\d+) ms$/m.exec(backup.out)?.[1]} backup_process_ms=${backupEnded - backupStarted} bytes=${backupBytes.length}`,
     );
   });
 
