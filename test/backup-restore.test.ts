@@ -349,5 +349,13 @@ describe('keel backup and keel restore (SQLite)', () => {
     assert.equal(olderTenants(second.setAside), 1, 'the replaced database is kept whole');
     assert.equal(olderTenants(target), 0, 'the restored database is the backup');
     assert.equal(existsSync(`${target}.restoring-${process.pid}`), false);
+    // A second restore in the same second keeps both databases it replaced.
+    const third = await restoreSqlite(older, target, {
+      force: true,
+      now: () => Date.UTC(2026, 0, 2, 3, 4, 5),
+    });
+    assert.equal(third.setAside, `${target}.before-restore-20260102T030405Z-2`);
+    assert.equal(olderTenants(third.setAside), 0, 'the second one aside is the first restore');
+    assert.equal(olderTenants(second.setAside), 1, 'the first one aside is untouched');
   });
 });

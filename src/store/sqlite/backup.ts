@@ -241,13 +241,19 @@ export async function backupSqlite(
   }
 }
 
-/** keel.db.before-restore-20261203T060102Z: sortable, no characters a shell minds. */
+/**
+ * keel.db.before-restore-20261203T060102Z: sortable, no characters a shell minds; a
+ * second restore within the same second gets -2, -3 … rather than replacing the first.
+ */
 function asideName(target: string, now: number): string {
   const stamp = new Date(now)
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z');
-  return `${target}.before-restore-${stamp}`;
+  const base = `${target}.before-restore-${stamp}`;
+  let name = base;
+  for (let n = 2; existsSync(name); n += 1) name = `${base}-${n}`;
+  return name;
 }
 
 /**
