@@ -341,13 +341,28 @@ describe('keel backup and keel restore (SQLite)', () => {
       }
     };
     assert.equal(olderTenants(target), 1, 'refused: the database is unchanged');
+    // The database being replaced has a commit only in its WAL, as after a crash: a
+    // connection left open keeps the writer's close from checkpointing it.
+    const holder = new Database(target);
+    holder.pragma('journal_mode = WAL');
+    holder.prepare('SELECT count(*) FROM tenants').get();
+    const writer = new Database(target);
+    writer.pragma('wal_autocheckpoint = 0');
+    const now = Date.now();
+    writer
+      .prepare('INSERT INTO tenants (name, metadata, created_at, updated_at) VALUES (?, ?, ?, ?)')
+      .run('wal-only', '{}', now, now);
+    writer.close();
+    assert.ok(existsSync(`${target}-wal`), 'the commit is in the WAL');
     const second = await restoreSqlite(current, target, {
       force: true,
       now: () => Date.UTC(2026, 0, 2, 3, 4, 5),
     });
     assert.equal(second.setAside, `${target}.before-restore-20260102T030405Z`);
-    assert.equal(olderTenants(second.setAside), 1, 'the replaced database is kept whole');
-    assert.equal(olderTenants(target), 0, 'the restored database is the backup');
+    assert.equal(olderTenants(second.setAside), 2, 'the replaced database is kept whole, WAL too');
+    assert.equal(olderTenants(target), 0, 'the restored database is the backup, no old WAL in it');
+    assert.equal(integrity(target), 'ok');
+    holder.close();
     assert.equal(existsSync(`${target}.restoring-${process.pid}`), false);
     // A second restore in the same second keeps both databases it replaced.
     const third = await restoreSqlite(older, target, {
@@ -356,6 +371,6 @@ describe('keel backup and keel restore (SQLite)', () => {
     });
     assert.equal(third.setAside, `${target}.before-restore-20260102T030405Z-2`);
     assert.equal(olderTenants(third.setAside), 0, 'the second one aside is the first restore');
-    assert.equal(olderTenants(second.setAside), 1, 'the first one aside is untouched');
+    assert.equal(olderTenants(second.setAside), 2, 'the first one aside is untouched');
   });
 });
