@@ -226,13 +226,19 @@ export async function backupSqlite(
     if (options.force) renameSync(partial, to);
     else {
       // link fails on an existing name: a file that appeared meanwhile is not replaced.
+      // A filesystem without hard links gets a rename after one more look.
       try {
         linkSync(partial, to);
+        rmSync(partial);
       } catch (error) {
-        if ((error as { code?: unknown }).code === 'EEXIST') refuseExisting(to, 'the backup file');
-        throw error;
+        const code = (error as { code?: unknown }).code;
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') {
+          if (code === 'EEXIST') refuseExisting(to, 'the backup file');
+          throw error;
+        }
+        refuseExisting(to, 'the backup file');
+        renameSync(partial, to);
       }
-      rmSync(partial);
     }
     fsyncPath(dirname(to));
     return { ...summary, path: to, source: from, ms: Date.now() - started };
