@@ -159,6 +159,22 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: 'another keel process owns this data dir',
   },
+  // `keel backup` / `keel restore` (src/store/sqlite/backup.ts, docs/operations.md).
+  BACKUP_INVALID: {
+    status: 500,
+    retryable: false,
+    message: 'the file is not a keel database that passes its checks',
+  },
+  BACKUP_TARGET_EXISTS: {
+    status: 500,
+    retryable: false,
+    message: 'the file or database to write already exists (--force replaces it)',
+  },
+  BACKEND_UNSUPPORTED: {
+    status: 500,
+    retryable: false,
+    message: 'this command works on the SQLite store; PostgreSQL has its own tools',
+  },
   INSECURE_LISTEN: {
     status: 500,
     retryable: false,
