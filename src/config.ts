@@ -14,7 +14,10 @@ import { parseAllowedHost } from './web/allow-hosts.ts';
 const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
   base_url: z.string().url().optional(),
+  /** The NAME of the env var holding the key; unset or empty at `keel serve` → refused. */
   api_key_env: z.string().min(1).optional(),
+  /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/providers.md). */
+  timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
   /**
    * true (default): streamed requests. false: non-streaming requests, for servers whose
    * streaming is broken. "when-watched": streamed only while someone watches the run live
@@ -183,7 +186,10 @@ export interface KeelConfig {
   workers: { concurrency: number; lease_ms: number; max_attempts: number };
   limits: { turn_body_bytes: number; artifact_bytes: number };
   providers: Record<string, ProviderConfig>;
-  /** Provider API keys, read once here from the env vars the providers name. */
+  /**
+   * Provider API keys, read once here from the env vars the providers name (undefined:
+   * none named, or the variable unset or empty; keel serve refuses the latter).
+   */
   provider_keys: Record<string, string | undefined>;
   /** search_threads null: the store's default (one per core, at most its vector shards). */
   memory: { embedder: string; search_threads: number | null };
@@ -601,7 +607,8 @@ export function loadConfig(
     if (name === 'fixture') {
       throw new KeelError('CONFIG_INVALID', 'providers.fixture: the name "fixture" is built in');
     }
-    providerKeys[name] = provider.api_key_env ? env[provider.api_key_env] : undefined;
+    // An empty variable is no key (`export OPENAI_API_KEY=` is a slip, not a key).
+    providerKeys[name] = (provider.api_key_env && env[provider.api_key_env]) || undefined;
   }
 
   const config: KeelConfig = {

@@ -14,12 +14,17 @@ import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
-import { createEmbedder, prepareInBackground } from './memory/embedders/create.ts';
+import {
+  createEmbedder,
+  embedderProvider,
+  prepareInBackground,
+} from './memory/embedders/create.ts';
 import { MaintenanceScans } from './memory/maintenance.ts';
 import { createMemoryService } from './memory/service.ts';
 import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
+import { assertProviderKeys } from './providers/provider-keys.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 import type { LiveEvents, LiveRelay } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
@@ -140,9 +145,28 @@ function urlFor(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/**
+ * The providers whose keys a process of `role` needs: one that works runs calls every
+ * provider; one that serves the API or works runs embeds memory text with the
+ * embedder's provider. So an API process can run without the model keys, and a
+ * scheduler without any. Providers a test replaced need none.
+ */
+function providersNeeded(config: KeelConfig, role: KeelRole, options: KeelOptions): string[] {
+  const names = role === 'worker' || role === 'all' ? Object.keys(config.providers) : [];
+  const embeds = role !== 'scheduler' && !options.embedder;
+  const embedding = embeds ? embedderProvider(config.memory.embedder) : null;
+  if (embedding !== null && !names.includes(embedding)) names.push(embedding);
+  return names.filter((name) => !Object.hasOwn(options.providers ?? {}, name));
+}
+
 export async function startKeel(config: KeelConfig, options: KeelOptions = {}): Promise<Keel> {
-  // Refuse an insecure listener before touching any data.
+  // Refuse an insecure listener, or a missing model key, before touching any data.
   assertListenAllowed(config);
+  assertProviderKeys(
+    config.providers,
+    config.provider_keys,
+    providersNeeded(config, options.role ?? 'all', options),
+  );
   // A logger passed in is the caller's to close; one made here is closed by stop().
   const { logger, close: closeLogger } = options.logger
     ? { logger: options.logger, close: () => undefined }

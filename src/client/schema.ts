@@ -935,6 +935,7 @@ export interface components {
               | 'RUN_TIMEOUT'
               | 'RUN_CRASHED'
               | 'PROVIDER_ERROR'
+              | 'MODEL_TIMEOUT'
               | 'MODEL_NOT_FOUND'
               | 'OUTPUT_INVALID'
               | 'EFFECT_OUTCOME_UNKNOWN'
