@@ -370,6 +370,7 @@ export async function demoCommand(
         '  npx keel turn assistant s1 "hi" --stream',
         '  README.md, docs/http-api.md       the HTTP API, incl. GET …/runs/:id/events',
         '  docs/configuration.md             keel.toml: providers (openai, anthropic, ollama …)',
+        '  docs/deploy.md                    keel as a service (systemd, launchd); where its files live',
         '',
       ].join('\n'),
     );
