@@ -3,7 +3,8 @@
 // then `<prefix>/bin/keel serve` started from unrelated directories with HOME pointing
 // into a temp dir. It must run the compiled dist/ (not fall back to tsx), keep its
 // database under ~/.local/share/keel and nothing in the working directory, say so on
-// stderr, and find the same data when started again from elsewhere; with KEEL_HOME (as
+// stderr, and find the same data when started again from elsewhere, or an earlier keel's
+// ./.keel/keel.db when started where that is; with KEEL_HOME (as
 // deploy/keel.service sets it) everything is under KEEL_HOME, and --pretty says the
 // same in a readable line.
 //
@@ -215,6 +216,28 @@ it('npm pack → npm install -g → keel serve from any directory', { timeout: 1
     ['kept'],
   );
   assert.equal(await again.stop(), 0, again.output());
+
+  // A directory where an earlier keel kept ./.keel/keel.db: that database is used (and
+  // said so), not an empty one in the XDG data dir.
+  const oldCwd = join(work, 'old-checkout');
+  mkdirSync(join(oldCwd, '.keel'), { recursive: true });
+  copyFileSync(join(dataDir, 'keel.db'), join(oldCwd, '.keel/keel.db'));
+  const legacy = await serve(oldCwd, []);
+  await waitFor('the warning about ./.keel', () =>
+    legacy.output().includes('keeping the data dir ./.keel of an earlier keel'),
+  );
+  assert.ok(
+    legacy.output().includes(`data dir ${join(oldCwd, '.keel')} (./.keel holds a keel.db)`),
+    legacy.output(),
+  );
+  const legacyTenants = (await (await fetch(`${legacy.url}/v1/tenants`)).json()) as {
+    tenants: { name: string }[];
+  };
+  assert.deepEqual(
+    legacyTenants.tenants.map((tenant) => tenant.name),
+    ['kept'],
+  );
+  assert.equal(await legacy.stop(), 0, legacy.output());
 
   // As the systemd unit runs it: KEEL_HOME holds keel.toml and data/; --pretty reads well.
   const keelHome = join(work, 'keel-home');
