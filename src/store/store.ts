@@ -17,6 +17,7 @@ import type {
 } from './rules/usage.ts';
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type { EntryPage } from './rules/keyset.ts';
+import type { TenantDump } from './rules/tenant-export.ts';
 import type {
   Agent,
   AgentSpec,
@@ -465,7 +466,18 @@ export interface Store
     WebhookStore,
     WasmToolStore,
     ApprovalStore,
-    UsageStore {}
+    UsageStore,
+    TenantImportTarget {}
+
+/**
+ * `keel import` (docs/operations.md, "Moving a tenant"): writes a checked tenant export
+ * in one transaction. Throws CONFLICT, writing nothing, when the tenant exists; any
+ * other failure (a row the target refuses) rolls back every row.
+ */
+export interface TenantImportTarget {
+  /** Returns the number of rows written. */
+  importTenant(dump: TenantDump): Promise<number>;
+}
 
 /** Model usage and budgets (src/store/rules/usage.ts, docs/http-api.md, Usage). */
 export interface UsageStore {
