@@ -74,7 +74,9 @@ async function usageOn(schema: string): Promise<unknown> {
       [TENANT],
     );
     const row = result.rows[0];
-    return row && { memory_bytes: Number(row.memory_bytes), artifact_bytes: Number(row.artifact_bytes) };
+    return (
+      row && { memory_bytes: Number(row.memory_bytes), artifact_bytes: Number(row.artifact_bytes) }
+    );
   } finally {
     await client.end();
   }
@@ -167,7 +169,10 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     assert.equal(imported.code, 0, imported.out);
     assert.match(imported.out, /imported tenant mover: \d+ rows/);
 
-    const target = await startTestKeel({ toml: TOML, env: { KEEL_STORE_URL: pgUrl(targetSchema) } });
+    const target = await startTestKeel({
+      toml: TOML,
+      env: { KEEL_STORE_URL: pgUrl(targetSchema) },
+    });
     try {
       assert.equal(target.store.kind, 'postgres');
       const client = createKeelClient({ baseUrl: target.url });
@@ -183,6 +188,7 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
       // Memory: facts, and their vectors (a semantic search needs them; no reindex ran).
       const facts = await client.memory.list(TENANT, 'notes');
       assert.deepEqual(facts.items.map((fact) => fact.id).sort(), ['name', 'owls']);
+      assert.equal(await countRows(targetSchema, 'memory_facts WHERE vector IS NOT NULL'), 2);
       const hits = await client.memory.search(TENANT, 'notes', { q: 'owls', mode: 'semantic' });
       assert.equal(hits.results[0]?.id, 'owls');
       // The artifact's bytes, exactly.
@@ -236,6 +242,23 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     }
   });
 
+  it('round-trips PostgreSQL to SQLite: every row line the same on both backends', () => {
+    const fromPg = join(work, 'from-pg.jsonl');
+    const exported = keel('export', TENANT, '--store-url', pgUrl(targetSchema), '--out', fromPg);
+    assert.equal(exported.code, 0, exported.out);
+    const dataDir = join(work, 'back-to-sqlite');
+    const imported = keel('import', fromPg, '--data-dir', dataDir);
+    assert.equal(imported.code, 0, imported.out);
+    const again = join(work, 'again.jsonl');
+    const reexported = keel('export', TENANT, '--data-dir', dataDir, '--out', again);
+    assert.equal(reexported.code, 0, reexported.out);
+    const rows = (path: string) => readFileSync(path, 'utf8').trimEnd().split('\n').slice(1);
+    // The conversation grew on PostgreSQL: two more runs than the first file had.
+    assert.ok(rows(fromPg).length > rows(file).length);
+    assert.ok(rows(fromPg).some((line) => line.includes('"vector":"')));
+    assert.deepEqual(rows(again), rows(fromPg));
+  });
+
   it('refuses to import a tenant that exists on the target, writing nothing', async () => {
     const runsBefore = await countRows(targetSchema, 'runs');
     const again = keel('import', file, '--store-url', pgUrl(targetSchema));
@@ -254,12 +277,17 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     writeFileSync(corrupt, `${lines.join('\n')}\n`);
     const refused = keel('import', corrupt, '--store-url', pgUrl(corruptSchema));
     assert.equal(refused.code, 1, refused.out);
-    assert.match(refused.out, new RegExp(`VALIDATION_FAILED: line ${index + 1}: tenant_secrets.value: expected text`));
+    assert.match(
+      refused.out,
+      new RegExp(`VALIDATION_FAILED: line ${index + 1}: tenant_secrets.value: expected text`),
+    );
     // Checked before the store is opened: the schema was not even created.
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
     try {
-      const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [corruptSchema]);
+      const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [
+        corruptSchema,
+      ]);
       assert.equal(found.rowCount, 0);
     } finally {
       await client.end();
@@ -279,13 +307,30 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     // one after the tenant, its runs, journal, thread, facts and artifact were written.
     const index = lines.findIndex((line) => line.includes('"table":"tenant_secrets"'));
     const rows = lines.length - 2 + 1;
-    const doubled = [...lines.slice(0, index + 1), lines[index] ?? '', ...lines.slice(index + 1, -1)];
+    const doubled = [
+      ...lines.slice(0, index + 1),
+      lines[index] ?? '',
+      ...lines.slice(index + 1, -1),
+    ];
     doubled.push(JSON.stringify({ format: 'keel-tenant-export-end', rows }));
     const twice = join(work, 'twice.jsonl');
     writeFileSync(twice, `${doubled.join('\n')}\n`);
     const refused = keel('import', twice, '--store-url', pgUrl(corruptSchema));
     assert.equal(refused.code, 1, refused.out);
-    for (const table of ['tenants', 'runs', 'run_entries', 'threads', 'memory_facts', 'artifacts']) {
+    assert.match(
+      refused.out,
+      new RegExp(
+        `CONFLICT: line ${index + 2}: the store refused the tenant_secrets row \\(.*\\); nothing was imported`,
+      ),
+    );
+    for (const table of [
+      'tenants',
+      'runs',
+      'run_entries',
+      'threads',
+      'memory_facts',
+      'artifacts',
+    ]) {
       assert.equal(await countRows(corruptSchema, table), 0, table);
     }
   });

@@ -6,9 +6,17 @@
 // The export file holds the tenant's secret values and webhook signing secrets: it is
 // written 0600, under a temporary name renamed into place only once complete.
 
-import { closeSync, createReadStream, existsSync, fsyncSync, openSync, readFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+} from 'node:fs';
 import { renameSync, rmSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import type { ExportHeader, ExportRow } from '../store/rules/tenant-export.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -62,7 +70,7 @@ export async function exportCommand(
   const fd = openSync(partial, 'wx', 0o600);
   const counts = new Map<string, number>();
   try {
-    const header: import('../store/rules/tenant-export.ts').ExportHeader = {
+    const header: ExportHeader = {
       format: rules.EXPORT_FORMAT,
       version: rules.EXPORT_VERSION,
       tenant,
@@ -72,7 +80,7 @@ export async function exportCommand(
       include_active: options.includeActive,
     };
     writeSync(fd, `${JSON.stringify(header)}\n`);
-    const emit = (table: string, row: import('../store/rules/tenant-export.ts').ExportRow) => {
+    const emit = (table: string, row: ExportRow) => {
       writeSync(fd, `${rules.encodeRowLine(table, row)}\n`);
       counts.set(table, (counts.get(table) ?? 0) + 1);
     };
@@ -89,7 +97,9 @@ export async function exportCommand(
     closeSync(fd);
     renameSync(partial, out);
     print(`exported tenant ${tenant}: ${rows} rows (${summary(counts)}) to ${out}`);
-    print(`${out} holds the tenant's secret values (mode 0600): keep it private, delete it once imported`);
+    print(
+      `${out} holds the tenant's secret values (mode 0600): keep it private, delete it once imported`,
+    );
     return 0;
   } catch (error) {
     try {
@@ -139,7 +149,9 @@ export async function importCommand(
     const rows = await store.importTenant(dump);
     const counts = new Map<string, number>();
     for (const { table } of dump.rows) counts.set(table, (counts.get(table) ?? 0) + 1);
-    print(`imported tenant ${dump.header.tenant}: ${rows} rows (${summary(counts)}) into ${store.description}`);
+    print(
+      `imported tenant ${dump.header.tenant}: ${rows} rows (${summary(counts)}) into ${store.description}`,
+    );
     return 0;
   } finally {
     await store.close();

@@ -11,6 +11,7 @@ import {
   TENANT_TABLES,
   activeRunsRefusal,
   insertRow,
+  rowRefusal,
   selectTenantRows,
   tableSpec,
   tenantExistsRefusal,
@@ -78,16 +79,20 @@ export async function importPostgresTenant(ctx: PgContext, dump: TenantDump): Pr
     if ((await tx.count('SELECT 1 FROM tenants WHERE name = $1', [tenant])) > 0) {
       throw tenantExistsRefusal(tenant);
     }
-    for (const { table, row } of dump.rows) {
+    for (const { table, row, line } of dump.rows) {
       const spec = tableSpec(table);
       const values = spec.columns.map((column) => {
         const value = row[column.name] ?? null;
         return column.kind === 'vector' && value instanceof Buffer ? vectorValues(value) : value;
       });
-      await tx.rows(
-        insertRow(spec, (index) => `$${index + 1}`, 'column'),
-        values,
-      );
+      await tx
+        .rows(
+          insertRow(spec, (index) => `$${index + 1}`, 'column'),
+          values,
+        )
+        .catch((error: unknown) => {
+          throw rowRefusal(line, table, error);
+        });
     }
     return dump.rows.length;
   });

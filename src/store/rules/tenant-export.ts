@@ -9,7 +9,7 @@
 // then its runs before their journal), one end line with the row count, so a file cut
 // short is refused instead of imported in part.
 
-import { KeelError } from '../../errors.ts';
+import { isKeelError, KeelError } from '../../errors.ts';
 
 export const EXPORT_FORMAT = 'keel-tenant-export';
 export const EXPORT_END_FORMAT = 'keel-tenant-export-end';
@@ -211,7 +211,8 @@ export interface ExportHeader {
 /** A checked export, in file order: what an import writes, in one transaction. */
 export interface TenantDump {
   header: ExportHeader;
-  rows: { table: string; row: ExportRow }[];
+  /** `line`: where the row is in the file (1 is the header), for the store's refusals. */
+  rows: { table: string; row: ExportRow; line: number }[];
 }
 
 /** The run statuses that are not final: a run the source could still be working on. */
@@ -229,7 +230,8 @@ export function encodeRowLine(table: string, row: ExportRow): string {
   const spec = TABLES_BY_NAME.get(table);
   if (!spec) throw new Error(`not a tenant table: ${table}`);
   const out: Record<string, unknown> = {};
-  for (const column of spec.columns) out[column.name] = encodeValue(column.kind, row[column.name] ?? null);
+  for (const column of spec.columns)
+    out[column.name] = encodeValue(column.kind, row[column.name] ?? null);
   return JSON.stringify({ table, row: out });
 }
 
@@ -293,9 +295,13 @@ export function decodeHeader(text: string): ExportHeader {
   const header = parseJson(1, text);
   if (header.format !== EXPORT_FORMAT) throw invalid(1, `not a ${EXPORT_FORMAT} file`);
   if (header.version !== EXPORT_VERSION) {
-    throw invalid(1, `version ${String(header.version)}: this keel reads version ${EXPORT_VERSION}`);
+    throw invalid(
+      1,
+      `version ${String(header.version)}: this keel reads version ${EXPORT_VERSION}`,
+    );
   }
-  if (typeof header.tenant !== 'string' || header.tenant === '') throw invalid(1, 'tenant is required');
+  if (typeof header.tenant !== 'string' || header.tenant === '')
+    throw invalid(1, 'tenant is required');
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,
@@ -329,7 +335,10 @@ export function decodeDump(lines: readonly string[]): TenantDump {
     const value = parseJson(number, text);
     if (value.format === EXPORT_END_FORMAT) {
       if (value.rows !== rows.length) {
-        throw invalid(number, `the end line counts ${String(value.rows)} rows, the file has ${rows.length}`);
+        throw invalid(
+          number,
+          `the end line counts ${String(value.rows)} rows, the file has ${rows.length}`,
+        );
       }
       ended = true;
       continue;
@@ -341,11 +350,12 @@ export function decodeDump(lines: readonly string[]): TenantDump {
     const extra = Object.keys(given).find((name) => !spec.columns.some((c) => c.name === name));
     if (extra !== undefined) throw invalid(number, `${spec.table}: unknown column ${extra}`);
     const row: ExportRow = {};
-    for (const column of spec.columns) row[column.name] = decodeValue(number, spec.table, column, given[column.name]);
+    for (const column of spec.columns)
+      row[column.name] = decodeValue(number, spec.table, column, given[column.name]);
     checkOwner(number, spec, row, header.tenant, runIds, rows.length === 0);
     if (spec.table === 'memory_facts') checkVectorRow(number, row);
     if (spec.table === 'runs') runIds.add(String(row.run_id));
-    rows.push({ table: spec.table, row });
+    rows.push({ table: spec.table, row, line: number });
   }
   if (!ended) throw invalid(lines.length, 'the file ends without its end line (cut short?)');
   return { header, rows };
@@ -364,11 +374,17 @@ function checkOwner(
   }
   const owner = spec.owner === 'run' ? null : row[spec.owner === 'name' ? 'name' : 'tenant'];
   if (owner !== null && owner !== tenant) {
-    throw invalid(line, `${spec.table}: row of tenant ${JSON.stringify(owner)}, the file is ${JSON.stringify(tenant)}'s`);
+    throw invalid(
+      line,
+      `${spec.table}: row of tenant ${JSON.stringify(owner)}, the file is ${JSON.stringify(tenant)}'s`,
+    );
   }
   if ('run_id' in row && spec.table !== 'runs' && spec.table !== 'usage_ledger') {
     if (!runIds.has(String(row.run_id))) {
-      throw invalid(line, `${spec.table}: run ${String(row.run_id)} is not an earlier run of the file`);
+      throw invalid(
+        line,
+        `${spec.table}: run ${String(row.run_id)} is not an earlier run of the file`,
+      );
     }
   }
 }
@@ -419,13 +435,15 @@ export type VectorPlace = 'column' | 'apart';
 
 /** The columns a statement names, in spec order. */
 export function columnNames(spec: TableSpec, vectors: VectorPlace): string[] {
-  return spec.columns
-    .filter((c) => c.kind !== 'vector' || vectors === 'column')
-    .map((c) => c.name);
+  return spec.columns.filter((c) => c.kind !== 'vector' || vectors === 'column').map((c) => c.name);
 }
 
 /** The statement that writes one row; `param(i)` is the i-th (0-based) placeholder. */
-export function insertRow(spec: TableSpec, param: (index: number) => string, vectors: VectorPlace): string {
+export function insertRow(
+  spec: TableSpec,
+  param: (index: number) => string,
+  vectors: VectorPlace,
+): string {
   const names = columnNames(spec, vectors);
   return `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES (${names.map((_, i) => param(i)).join(', ')})`;
 }
@@ -444,6 +462,22 @@ export function activeRunsRefusal(tenant: string, active: readonly string[]): Ke
   );
 }
 
+/**
+ * A row the target store refused (a key another tenant already holds there, such as a
+ * run id or a token id): names the line; the transaction is rolled back.
+ */
+export function rowRefusal(line: number, table: string, error: unknown): unknown {
+  if (isKeelError(error)) return error;
+  const why = error instanceof Error ? error.message : String(error);
+  return new KeelError(
+    'CONFLICT',
+    `line ${line}: the store refused the ${table} row (${why}); nothing was imported`,
+  );
+}
+
 export function tenantExistsRefusal(tenant: string): KeelError {
-  return new KeelError('CONFLICT', `tenant ${tenant} already exists on the target store; nothing was imported`);
+  return new KeelError(
+    'CONFLICT',
+    `tenant ${tenant} already exists on the target store; nothing was imported`,
+  );
 }

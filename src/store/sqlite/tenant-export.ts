@@ -15,6 +15,7 @@ import {
   TENANT_TABLES,
   activeRunsRefusal,
   insertRow,
+  rowRefusal,
   selectTenantRows,
   tableSpec,
   tenantExistsRefusal,
@@ -105,8 +106,7 @@ function attachVector(db: SqliteDatabase, row: ExportRow): void {
       .get(table);
     const found = exists
       ? (db.prepare(`SELECT embedding FROM ${table} WHERE rowid = ?`).get(BigInt(factId)) as
-          | { embedding: Buffer }
-          | undefined)
+          { embedding: Buffer } | undefined)
       : undefined;
     if (found) row.vector = Buffer.from(found.embedding);
   }
@@ -124,40 +124,49 @@ export function importSqliteTenant(ctx: StoreContext, dump: TenantDump): number 
     if (ctx.sql('SELECT 1 FROM tenants WHERE name = ?').get(tenant) !== undefined) {
       throw tenantExistsRefusal(tenant);
     }
-    for (const { table, row } of dump.rows) {
-      const spec = tableSpec(table);
-      const values = spec.columns
-        .filter((column) => column.kind !== 'vector')
-        .map((column) => {
-          const value = row[column.name] ?? null;
-          return column.kind === 'bool' ? (value ? 1 : 0) : value;
-        });
-      const result = ctx.sql(insertRow(spec, () => '?', 'apart')).run(...values);
-      const vector = row.vector;
-      if (table === 'memory_facts' && vector instanceof Buffer) {
-        writeVector(
-          ctx,
-          {
-            fact_id: Number(result.lastInsertRowid),
-            tenant,
-            namespace: String(row.namespace),
-            id: String(row.id),
-            text: String(row.text),
-            metadata: String(row.metadata),
-            created_at: Number(row.created_at),
-            updated_at: Number(row.updated_at),
-            embedder: null,
-            dim: null,
-          },
-          {
-            embedder: String(row.embedder),
-            values: new Float32Array(
-              vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength),
-            ),
-          },
-        );
+    for (const { table, row, line } of dump.rows) {
+      try {
+        insertSqliteRow(ctx, tenant, table, row);
+      } catch (error) {
+        throw rowRefusal(line, table, error);
       }
     }
     return dump.rows.length;
   });
+}
+
+/** One row; a memory fact's vector goes to its sqlite-vec table, as a put would write it. */
+function insertSqliteRow(ctx: StoreContext, tenant: string, table: string, row: ExportRow): void {
+  const spec = tableSpec(table);
+  const values = spec.columns
+    .filter((column) => column.kind !== 'vector')
+    .map((column) => {
+      const value = row[column.name] ?? null;
+      return column.kind === 'bool' ? (value ? 1 : 0) : value;
+    });
+  const result = ctx.sql(insertRow(spec, () => '?', 'apart')).run(...values);
+  const vector = row.vector;
+  if (table === 'memory_facts' && vector instanceof Buffer) {
+    writeVector(
+      ctx,
+      {
+        fact_id: Number(result.lastInsertRowid),
+        tenant,
+        namespace: String(row.namespace),
+        id: String(row.id),
+        text: String(row.text),
+        metadata: String(row.metadata),
+        created_at: Number(row.created_at),
+        updated_at: Number(row.updated_at),
+        embedder: null,
+        dim: null,
+      },
+      {
+        embedder: String(row.embedder),
+        values: new Float32Array(
+          vector.buffer.slice(vector.byteOffset, vector.byteOffset + vector.byteLength),
+        ),
+      },
+    );
+  }
 }
