@@ -29,8 +29,12 @@ const ROOT = new URL('..', import.meta.url).pathname;
 const skip = await skipUnlessPostgres('tenant-export.test.ts');
 const TENANT = 'mover';
 const TOML = '[memory]\nembedder = "hash"\n';
-const schemas = [freshSchemaName('keel_export'), freshSchemaName('keel_export_bad')];
-const [targetSchema = '', corruptSchema = ''] = schemas;
+const schemas = [
+  freshSchemaName('keel_export'),
+  freshSchemaName('keel_export_bad'),
+  freshSchemaName('keel_export_active'),
+];
+const [targetSchema = '', corruptSchema = '', activeSchema = ''] = schemas;
 const work = mkdtempSync(join(tmpdir(), 'keel-export-'));
 after(async () => {
   rmSync(work, { recursive: true, force: true });
@@ -332,6 +336,61 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
       'artifacts',
     ]) {
       assert.equal(await countRows(corruptSchema, table), 0, table);
+    }
+  });
+});
+
+describe('keel export --include-active: a run in flight resumes on the target', { skip }, () => {
+  it('refuses while a keel owns the SQLite data dir; once stopped, the run finishes on PostgreSQL', async () => {
+    const toml = `${TOML}[workers]\nlease_ms = 1000\n`;
+    const source = await startTestKeel({ toml, keel: { shutdownGraceMs: 100 } });
+    const url = source.config.store.url;
+    const dataDir = source.dir;
+    const client = createKeelClient({ baseUrl: source.url });
+    await client.tenants.create({ name: 'busy' });
+    await client.agents.put('busy', 'helper', { model: 'fixture/echo' });
+    const submitted = await client.turns.submit('busy', {
+      agent: 'helper',
+      scope: 'chat',
+      payload: { text: '@sleep 2000\nstill here' },
+    });
+    const out = join(work, 'busy.jsonl');
+    try {
+      const locked = keel('export', 'busy', '--store-url', url, '--out', out, '--include-active');
+      assert.equal(locked.code, 1, locked.out);
+      assert.match(locked.out, /DATA_DIR_LOCKED/);
+      assert.equal(existsSync(out), false);
+    } finally {
+      // Stopped mid-run: the run stays "running" in the data dir (no process runs it).
+      await source.stop();
+    }
+    try {
+      const exported = keel('export', 'busy', '--store-url', url, '--out', out, '--include-active');
+      assert.equal(exported.code, 0, exported.out);
+      const runLine = readFileSync(out, 'utf8')
+        .split('\n')
+        .find((line) => line.includes('"table":"runs"'));
+      assert.match(runLine ?? '', /"status":"(running|queued)"/);
+      const header = JSON.parse(readFileSync(out, 'utf8').split('\n')[0] ?? '') as {
+        include_active: boolean;
+      };
+      assert.equal(header.include_active, true);
+      const imported = keel('import', out, '--store-url', pgUrl(activeSchema));
+      assert.equal(imported.code, 0, imported.out);
+      const target = await startTestKeel({ toml, env: { KEEL_STORE_URL: pgUrl(activeSchema) } });
+      try {
+        const done = await createKeelClient({ baseUrl: target.url }).turns.wait(
+          'busy',
+          submitted.run_id,
+          30_000,
+        );
+        assert.equal(done.run.status, 'succeeded');
+        assert.deepEqual(done.run.output, { reply: 'echo: still here' });
+      } finally {
+        await target.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
