@@ -89,6 +89,20 @@ async function usageOn(schema: string): Promise<unknown> {
 // Not valid UTF-8 on purpose: bytes must survive as bytes.
 const ARTIFACT = Buffer.from([0xff, 0x00, 0xfe, 0x41, 0x80, 0x0a, 0xc3]);
 
+describe('keel export / keel import --help', () => {
+  it('says what the file holds and when nothing is written', () => {
+    const exportHelp = keel('export', '--help');
+    assert.equal(exportHelp.code, 0, exportHelp.out);
+    assert.match(exportHelp.out, /usage: keel export TENANT --out FILE \[--include-active\]/);
+    assert.match(exportHelp.out, /secret values: it is created with mode 0600/);
+    const importHelp = keel('import', '--help');
+    assert.equal(importHelp.code, 0, importHelp.out);
+    assert.match(importHelp.out, /in one transaction: nothing is written when a line is invalid/);
+    const usage = keel('import');
+    assert.equal(usage.code, 2, usage.out);
+  });
+});
+
 describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
   let source: TestKeel;
   let token = '';
