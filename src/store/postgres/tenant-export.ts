@@ -10,7 +10,7 @@ import {
   ACTIVE_RUN_STATUSES,
   TENANT_TABLES,
   activeRunsRefusal,
-  insertRow,
+  insertRows,
   rowRefusal,
   selectTenantRows,
   tableSpec,
@@ -18,7 +18,7 @@ import {
   vectorBytes,
   vectorValues,
 } from '../rules/tenant-export.ts';
-import type { PgContext } from './context.ts';
+import type { PgContext, Tx } from './context.ts';
 
 export interface TenantExportOptions {
   tenant: string;
@@ -72,6 +72,39 @@ export async function readPostgresTenant(
   }
 }
 
+/**
+ * Rows per INSERT: a tenant's rows go in batches of one table (a statement per row spent
+ * ~0.8 ms each on round trips: 6 s for 7 000 rows).
+ */
+const BATCH_ROWS = 200;
+
+type DumpRow = TenantDump['rows'][number];
+
+/** Consecutive rows of one table, at most BATCH_ROWS each. */
+function batches(rows: readonly DumpRow[]): DumpRow[][] {
+  const out: DumpRow[][] = [];
+  for (const row of rows) {
+    const last = out.at(-1);
+    if (last && last[0]?.table === row.table && last.length < BATCH_ROWS) last.push(row);
+    else out.push([row]);
+  }
+  return out;
+}
+
+async function insertBatch(tx: Tx, batch: readonly DumpRow[]): Promise<void> {
+  const spec = tableSpec(batch[0]?.table ?? '');
+  const values = batch.flatMap(({ row }) =>
+    spec.columns.map((column) => {
+      const value = row[column.name] ?? null;
+      return column.kind === 'vector' && value instanceof Buffer ? vectorValues(value) : value;
+    }),
+  );
+  await tx.rows(
+    insertRows(spec, batch.length, (index) => `$${index + 1}`, 'column'),
+    values,
+  );
+}
+
 /** Writes a checked dump in one transaction; refuses (writing nothing) if the tenant exists. */
 export async function importPostgresTenant(ctx: PgContext, dump: TenantDump): Promise<number> {
   return ctx.write(async (tx) => {
@@ -79,20 +112,20 @@ export async function importPostgresTenant(ctx: PgContext, dump: TenantDump): Pr
     if ((await tx.count('SELECT 1 FROM tenants WHERE name = $1', [tenant])) > 0) {
       throw tenantExistsRefusal(tenant);
     }
-    for (const { table, row, line } of dump.rows) {
-      const spec = tableSpec(table);
-      const values = spec.columns.map((column) => {
-        const value = row[column.name] ?? null;
-        return column.kind === 'vector' && value instanceof Buffer ? vectorValues(value) : value;
-      });
-      await tx
-        .rows(
-          insertRow(spec, (index) => `$${index + 1}`, 'column'),
-          values,
-        )
-        .catch((error: unknown) => {
-          throw rowRefusal(line, table, error);
-        });
+    for (const batch of batches(dump.rows)) {
+      await tx.rows('SAVEPOINT import_batch');
+      try {
+        await insertBatch(tx, batch);
+      } catch (error) {
+        // Which row: the batch again, one row at a time, to name the line refused.
+        await tx.rows('ROLLBACK TO SAVEPOINT import_batch');
+        for (const one of batch) {
+          await insertBatch(tx, [one]).catch((rowError: unknown) => {
+            throw rowRefusal(one.line, one.table, rowError);
+          });
+        }
+        throw rowRefusal(batch[0]?.line ?? 0, batch[0]?.table ?? '', error);
+      }
     }
     return dump.rows.length;
   });

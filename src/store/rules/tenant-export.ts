@@ -438,14 +438,30 @@ export function columnNames(spec: TableSpec, vectors: VectorPlace): string[] {
   return spec.columns.filter((c) => c.kind !== 'vector' || vectors === 'column').map((c) => c.name);
 }
 
-/** The statement that writes one row; `param(i)` is the i-th (0-based) placeholder. */
+/**
+ * The statement that writes `count` rows of one table; `param(i)` is the i-th (0-based)
+ * placeholder, row after row.
+ */
+export function insertRows(
+  spec: TableSpec,
+  count: number,
+  param: (index: number) => string,
+  vectors: VectorPlace,
+): string {
+  const names = columnNames(spec, vectors);
+  const tuples = Array.from(
+    { length: count },
+    (_, row) => `(${names.map((_, column) => param(row * names.length + column)).join(', ')})`,
+  );
+  return `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES ${tuples.join(', ')}`;
+}
+
 export function insertRow(
   spec: TableSpec,
   param: (index: number) => string,
   vectors: VectorPlace,
 ): string {
-  const names = columnNames(spec, vectors);
-  return `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES (${names.map((_, i) => param(i)).join(', ')})`;
+  return insertRows(spec, 1, param, vectors);
 }
 
 export function tableSpec(table: string): TableSpec {
