@@ -310,9 +310,21 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     } finally {
       await client.end();
     }
+    // A document column must hold JSON.
+    const whole = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const threadAt = whole.findIndex((line) => line.includes('"table":"threads"'));
+    const notJson = [...whole];
+    notJson[threadAt] = (notJson[threadAt] ?? '').replace(
+      /"messages":"(\\"|[^"])*"/,
+      '"messages":"[{"',
+    );
+    const broken = join(work, 'not-json.jsonl');
+    writeFileSync(broken, `${notJson.join('\n')}\n`);
+    const badJson = keel('import', broken, '--store-url', pgUrl(corruptSchema));
+    assert.equal(badJson.code, 1, badJson.out);
+    assert.match(badJson.out, new RegExp(`line ${threadAt + 1}: threads.messages: expected json`));
     // A file cut short is refused too.
     const cut = join(work, 'cut.jsonl');
-    const whole = readFileSync(file, 'utf8').trimEnd().split('\n');
     writeFileSync(cut, `${whole.slice(0, -1).join('\n')}\n`);
     const short = keel('import', cut, '--store-url', pgUrl(corruptSchema));
     assert.equal(short.code, 1, short.out);

@@ -7,17 +7,19 @@ import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { ExportRow, TenantDump } from '../rules/tenant-export.ts';
 import {
-  ACTIVE_RUN_STATUSES,
-  TENANT_TABLES,
   activeRunsRefusal,
-  insertRows,
   rowRefusal,
-  selectTenantRows,
-  tableSpec,
   tenantExistsRefusal,
   vectorBytes,
   vectorValues,
 } from '../rules/tenant-export.ts';
+import {
+  ACTIVE_RUN_STATUSES,
+  TENANT_TABLES,
+  insertRows,
+  selectTenantRows,
+  tableSpec,
+} from '../rules/tenant-tables.ts';
 import type { PgContext, Tx } from './context.ts';
 
 export interface TenantExportOptions {

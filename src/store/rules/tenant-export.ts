@@ -1,197 +1,21 @@
 // The tenant export file (`keel export` / `keel import`, docs/operations.md, "Moving a
-// tenant"), the same for every backend: which tables a tenant owns, their columns and
-// how each value is written to and read back from one JSON line. Both backends read
-// and write these rows with their own SQL; only the column kinds below differ between
-// them (a boolean is 0/1 on SQLite, bytes are a Buffer on both, a memory vector is a
-// sqlite-vec row on SQLite and a real[] column on PostgreSQL).
+// tenant"), the same for every backend: how each value of the tables a tenant owns
+// (tenant-tables.ts) is written to and read back from one JSON line, and what an import
+// checks before it writes. Both backends read and write the rows with their own SQL;
+// they differ only in a few values' shapes (a boolean is 0/1 on SQLite, a memory vector
+// is a sqlite-vec row on SQLite and a real[] column on PostgreSQL).
 //
 // A file is: one header line, one line per row (parents before children: the tenant,
 // then its runs before their journal), one end line with the row count, so a file cut
 // short is refused instead of imported in part.
 
 import { isKeelError, KeelError } from '../../errors.ts';
+import type { ColumnKind, ColumnSpec, TableSpec } from './tenant-tables.ts';
+import { TABLES_BY_NAME } from './tenant-tables.ts';
 
 export const EXPORT_FORMAT = 'keel-tenant-export';
 export const EXPORT_END_FORMAT = 'keel-tenant-export-end';
 export const EXPORT_VERSION = 1;
-
-/** How a value is written: bytes and vectors (float32, little-endian) as base64. */
-export type ColumnKind = 'text' | 'int' | 'real' | 'bool' | 'bytes' | 'vector';
-
-export interface ColumnSpec {
-  name: string;
-  kind: ColumnKind;
-  nullable: boolean;
-}
-
-export interface TableSpec {
-  table: string;
-  /** How a row belongs to the tenant: its own column, or through its run. */
-  owner: 'tenant' | 'name' | 'run';
-  columns: readonly ColumnSpec[];
-  /** Export order inside the table (a run's queue position keeps the FIFO order). */
-  orderBy: string;
-}
-
-function columns(spec: string): ColumnSpec[] {
-  return spec
-    .trim()
-    .split(/\s+/)
-    .map((word) => {
-      const [name = '', kind = ''] = word.replace(/\?$/, '').split(':');
-      return { name, kind: kind as ColumnKind, nullable: word.endsWith('?') };
-    });
-}
-
-/**
- * Every table that holds a tenant's data, parents first. Not here: tenant_usage (the
- * target's triggers recount it from the facts and artifacts imported), the row ids
- * (queue_pos, fact_id: the target numbers its own rows, in the exported order) and the
- * scheduler heartbeat (not a tenant's).
- */
-export const TENANT_TABLES: readonly TableSpec[] = [
-  {
-    table: 'tenants',
-    owner: 'name',
-    columns: columns('name:text metadata:text created_at:int updated_at:int'),
-    orderBy: 'name',
-  },
-  {
-    table: 'tenant_budgets',
-    owner: 'tenant',
-    columns: columns('tenant:text daily_tokens:int? daily_cost_usd:real?'),
-    orderBy: 'tenant',
-  },
-  {
-    table: 'tokens',
-    owner: 'tenant',
-    columns: columns('id:text tenant:text name:text hash:text created_at:int'),
-    orderBy: 'id',
-  },
-  {
-    table: 'agents',
-    owner: 'tenant',
-    columns: columns('tenant:text name:text spec:text created_at:int updated_at:int'),
-    orderBy: 'name',
-  },
-  {
-    table: 'runs',
-    owner: 'tenant',
-    columns: columns(`run_id:text tenant:text agent:text scope:text source:text input:text
-      request_id:text? fingerprint:text delivery_destination:text? status:text output:text?
-      error:text? attempt:int steps:int usage:text elapsed_ms:int lease_owner:text?
-      lease_expires_at:int? created_at:int started_at:int? finished_at:int? steer_target:text?`),
-    orderBy: 'queue_pos',
-  },
-  {
-    table: 'run_entries',
-    owner: 'run',
-    columns: columns('run_id:text seq:int attempt:int kind:text body:text ts:int'),
-    orderBy: 'run_id, seq',
-  },
-  {
-    table: 'run_events',
-    owner: 'run',
-    columns: columns('run_id:text seq:int ts:int type:text data:text'),
-    orderBy: 'run_id, seq',
-  },
-  {
-    table: 'run_steers',
-    owner: 'tenant',
-    columns: columns(`steer_id:text tenant:text run_id:text entry_seq:int request_id:text?
-      fingerprint:text created_at:int`),
-    orderBy: 'steer_id',
-  },
-  {
-    table: 'approvals',
-    owner: 'tenant',
-    columns: columns(`run_id:text call_id:text tenant:text agent:text scope:text step:int
-      tool:text arguments:text status:text note:text? requested_at:int expires_at:int?
-      decided_at:int?`),
-    orderBy: 'run_id, call_id',
-  },
-  {
-    table: 'deliveries',
-    owner: 'tenant',
-    columns: columns(`delivery_id:text tenant:text run_id:text destination:text status:text
-      attempt:int idempotency_key:text next_attempt_at:int claim_token_hash:text?
-      claim_expires_at:int? last_error:text? created_at:int updated_at:int kind:text
-      call_id:text? payload:text?`),
-    orderBy: 'delivery_id',
-  },
-  {
-    table: 'threads',
-    owner: 'tenant',
-    columns: columns(`tenant:text agent:text scope:text revision:int turns:int messages:text
-      updated_at:int`),
-    orderBy: 'agent, scope',
-  },
-  {
-    table: 'artifacts',
-    owner: 'tenant',
-    columns: columns(`tenant:text path:text body:bytes content_type:text size_bytes:int
-      sha256:text metadata:text created_at:int updated_at:int`),
-    orderBy: 'path',
-  },
-  {
-    table: 'schedules',
-    owner: 'tenant',
-    columns: columns(`tenant:text name:text agent:text scope:text payload:text timing:text
-      misfire:text delivery_destination:text? enabled:bool next_fire_at:int?
-      last_fired_at:int? last_run_id:text? last_error:text? revision:int created_at:int
-      updated_at:int`),
-    orderBy: 'name',
-  },
-  {
-    table: 'memory_facts',
-    owner: 'tenant',
-    columns: columns(`tenant:text namespace:text id:text text:text metadata:text
-      created_at:int updated_at:int embedder:text? dim:int? vector:vector?`),
-    orderBy: 'fact_id',
-  },
-  {
-    table: 'mcp_servers',
-    owner: 'tenant',
-    columns: columns(`tenant:text name:text spec:text tools:text last_error:text?
-      created_at:int updated_at:int`),
-    orderBy: 'name',
-  },
-  {
-    table: 'tenant_secrets',
-    owner: 'tenant',
-    columns: columns('tenant:text name:text value:text created_at:int updated_at:int'),
-    orderBy: 'name',
-  },
-  {
-    table: 'tenant_webhooks',
-    owner: 'tenant',
-    columns: columns('tenant:text name:text url:text secret:text created_at:int updated_at:int'),
-    orderBy: 'name',
-  },
-  {
-    table: 'wasm_tools',
-    owner: 'tenant',
-    columns: columns(`tenant:text name:text manifest:text module:bytes sha256:text
-      created_at:int updated_at:int`),
-    orderBy: 'name',
-  },
-  {
-    table: 'usage_ledger',
-    owner: 'tenant',
-    columns: columns(`run_id:text day:text model:text tenant:text agent:text scope:text
-      input_tokens:int output_tokens:int model_calls:int cost_usd:real`),
-    orderBy: 'run_id, day, model',
-  },
-  {
-    table: 'usage_tenant_day',
-    owner: 'tenant',
-    columns: columns(`tenant:text day:text input_tokens:int output_tokens:int model_calls:int
-      cost_usd:real`),
-    orderBy: 'day',
-  },
-];
-
-const TABLES_BY_NAME = new Map(TENANT_TABLES.map((spec) => [spec.table, spec]));
 
 /** A row as both backends hand it over: bytes and vectors as Buffers, booleans as such. */
 export type ExportValue = string | number | boolean | Buffer | null;
@@ -214,9 +38,6 @@ export interface TenantDump {
   /** `line`: where the row is in the file (1 is the header), for the store's refusals. */
   rows: { table: string; row: ExportRow; line: number }[];
 }
-
-/** The run statuses that are not final: a run the source could still be working on. */
-export const ACTIVE_RUN_STATUSES = ['queued', 'running', 'waiting'] as const;
 
 function encodeValue(kind: ColumnKind, value: ExportValue): unknown {
   if (value === null) return null;
@@ -256,6 +77,11 @@ function decodeValue(line: number, table: string, column: ColumnSpec, value: unk
     case 'text':
       if (typeof value === 'string' && !value.includes('\u0000')) return value;
       break;
+    case 'json':
+      if (typeof value === 'string' && !value.includes('\u0000') && parsesAsJson(value)) {
+        return value;
+      }
+      break;
     case 'int':
       if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
       break;
@@ -274,6 +100,15 @@ function decodeValue(line: number, table: string, column: ColumnSpec, value: unk
       break;
   }
   throw invalid(line, `${where}: expected ${column.kind}`);
+}
+
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -414,60 +249,6 @@ export function vectorBytes(values: readonly number[]): Buffer {
   const bytes = Buffer.alloc(values.length * 4);
   values.forEach((value, index) => bytes.writeFloatLE(value, index * 4));
   return bytes;
-}
-
-/**
- * The statement that reads one table's rows of a tenant; `param` is the placeholder.
- * `vectors`: 'column' reads the memory vector with its fact (PostgreSQL's real[]),
- * 'apart' reads fact_id instead, to find the vector in its sqlite-vec table.
- */
-export function selectTenantRows(spec: TableSpec, param: string, vectors: VectorPlace): string {
-  const names = columnNames(spec, vectors);
-  if (spec.table === 'memory_facts' && vectors === 'apart') names.push('fact_id');
-  const where =
-    spec.owner === 'run'
-      ? `run_id IN (SELECT run_id FROM runs WHERE tenant = ${param})`
-      : `${spec.owner === 'name' ? 'name' : 'tenant'} = ${param}`;
-  return `SELECT ${names.join(', ')} FROM ${spec.table} WHERE ${where} ORDER BY ${spec.orderBy}`;
-}
-
-export type VectorPlace = 'column' | 'apart';
-
-/** The columns a statement names, in spec order. */
-export function columnNames(spec: TableSpec, vectors: VectorPlace): string[] {
-  return spec.columns.filter((c) => c.kind !== 'vector' || vectors === 'column').map((c) => c.name);
-}
-
-/**
- * The statement that writes `count` rows of one table; `param(i)` is the i-th (0-based)
- * placeholder, row after row.
- */
-export function insertRows(
-  spec: TableSpec,
-  count: number,
-  param: (index: number) => string,
-  vectors: VectorPlace,
-): string {
-  const names = columnNames(spec, vectors);
-  const tuples = Array.from(
-    { length: count },
-    (_, row) => `(${names.map((_, column) => param(row * names.length + column)).join(', ')})`,
-  );
-  return `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES ${tuples.join(', ')}`;
-}
-
-export function insertRow(
-  spec: TableSpec,
-  param: (index: number) => string,
-  vectors: VectorPlace,
-): string {
-  return insertRows(spec, 1, param, vectors);
-}
-
-export function tableSpec(table: string): TableSpec {
-  const spec = TABLES_BY_NAME.get(table);
-  if (!spec) throw new Error(`not a tenant table: ${table}`);
-  return spec;
 }
 
 /** The refusal of an export while the tenant has runs that the source may still run. */

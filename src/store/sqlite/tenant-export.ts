@@ -10,16 +10,14 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { resolve } from 'node:path';
 import { KeelError } from '../../errors.ts';
 import type { ExportRow, TenantDump } from '../rules/tenant-export.ts';
+import { activeRunsRefusal, rowRefusal, tenantExistsRefusal } from '../rules/tenant-export.ts';
 import {
   ACTIVE_RUN_STATUSES,
   TENANT_TABLES,
-  activeRunsRefusal,
   insertRow,
-  rowRefusal,
   selectTenantRows,
   tableSpec,
-  tenantExistsRefusal,
-} from '../rules/tenant-export.ts';
+} from '../rules/tenant-tables.ts';
 import { openConnection } from './connection.ts';
 import type { StoreContext } from './context.ts';
 import { acquireDataDirLock } from './lock.ts';
