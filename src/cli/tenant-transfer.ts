@@ -18,6 +18,7 @@ import { renameSync, rmSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { ExportHeader, ExportRow } from '../store/rules/tenant-export.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
+import { NAME_PATTERN } from '../ids.ts';
 import { UsageError } from './errors.ts';
 
 export const EXPORT_USAGE = `keel export TENANT --out FILE [--include-active] [--config FILE] [--data-dir DIR] [--store-url URL]`;
@@ -57,6 +58,8 @@ export async function exportCommand(
   });
   const [tenant, ...rest] = positionals;
   if (tenant === undefined) throw new UsageError('export: expected a TENANT');
+  if (!NAME_PATTERN.test(tenant))
+    throw new UsageError(`export: TENANT must match ${NAME_PATTERN.source}`);
   if (rest.length > 0) throw new UsageError(`export takes one TENANT: ${rest[0]}`);
   const out = values.out;
   if (out === undefined || out === '') throw new UsageError('export: --out FILE is required');

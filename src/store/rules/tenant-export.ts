@@ -10,6 +10,7 @@
 // short is refused instead of imported in part.
 
 import { isKeelError, KeelError } from '../../errors.ts';
+import { NAME_PATTERN } from '../../ids.ts';
 import type { ColumnKind, ColumnSpec, TableSpec } from './tenant-tables.ts';
 import { TABLES_BY_NAME } from './tenant-tables.ts';
 
@@ -135,8 +136,9 @@ export function decodeHeader(text: string): ExportHeader {
       `version ${String(header.version)}: this keel reads version ${EXPORT_VERSION}`,
     );
   }
-  if (typeof header.tenant !== 'string' || header.tenant === '')
-    throw invalid(1, 'tenant is required');
+  if (typeof header.tenant !== 'string' || !NAME_PATTERN.test(header.tenant)) {
+    throw invalid(1, `tenant must match ${NAME_PATTERN.source}`);
+  }
   return {
     format: EXPORT_FORMAT,
     version: EXPORT_VERSION,

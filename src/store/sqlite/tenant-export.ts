@@ -7,6 +7,7 @@
 // one transaction of a store this process opened (and so owns).
 
 import type { Database as SqliteDatabase } from 'better-sqlite3';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KeelError } from '../../errors.ts';
 import type { ExportRow, TenantDump } from '../rules/tenant-export.ts';
@@ -39,6 +40,12 @@ export function exportSqliteTenant(
   emit: EmitRow,
 ): number {
   const absolute = resolve(path);
+  if (!existsSync(absolute)) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      `no SQLite store at ${absolute} (--data-dir, --store-url)`,
+    );
+  }
   const lock = options.includeActive ? acquireDataDirLock(absolute) : null;
   try {
     const db = openConnection({ path: absolute, durability: 'full', readonly: true });
