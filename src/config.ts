@@ -12,7 +12,10 @@ import { parseAllowedHost } from './web/allow-hosts.ts';
 const providerSchema = z.strictObject({
   type: z.enum(['openai', 'openai-compatible', 'anthropic']),
   base_url: z.string().url().optional(),
+  /** The NAME of the env var holding the key; unset or empty at `keel serve` → refused. */
   api_key_env: z.string().min(1).optional(),
+  /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/providers.md). */
+  timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
   /**
    * true (default): streamed requests. false: non-streaming requests, for servers whose
    * streaming is broken. "when-watched": streamed only while someone watches the run live
@@ -145,6 +148,17 @@ const fileSchema = z.strictObject({
     })
     .optional(),
   // --- end [wasm] ---
+  // --- [retention]: how long a finished run's history is kept (docs/configuration.md) ---
+  retention: z
+    .strictObject({
+      events_days: z.number().int().min(0).max(36_500).optional(),
+      entries_days: z.number().int().min(0).max(36_500).optional(),
+      runs_days: z.number().int().min(0).max(36_500).optional(),
+      batch_rows: z.number().int().min(10).max(10_000).optional(),
+      interval_ms: z.number().int().min(1000).max(86_400_000).optional(),
+    })
+    .optional(),
+  // --- end [retention] ---
   telemetry: z
     .strictObject({
       otlp_endpoint: z.string().url().optional(),
@@ -168,7 +182,10 @@ export interface KeelConfig {
   workers: { concurrency: number; lease_ms: number; max_attempts: number };
   limits: { turn_body_bytes: number; artifact_bytes: number };
   providers: Record<string, ProviderConfig>;
-  /** Provider API keys, read once here from the env vars the providers name. */
+  /**
+   * Provider API keys, read once here from the env vars the providers name (undefined:
+   * none named, or the variable unset or empty; keel serve refuses the latter).
+   */
   provider_keys: Record<string, string | undefined>;
   /** search_threads null: the store's default (one per core, at most its vector shards). */
   memory: { embedder: string; search_threads: number | null };
@@ -183,7 +200,48 @@ export interface KeelConfig {
   mcp: McpSettings;
   telemetry: TelemetrySettings;
   wasm: WasmSettings;
+  retention: RetentionSettings;
 }
+
+// ---- [retention]: a finished run's history (src/runtime/retention.ts) ----------------
+// A finished run's trace events (events_days) and journal entries (entries_days) are
+// deleted that many days after it finished; the run itself (status, input, output) is
+// kept unless runs_days is set. 0 = keep forever. The journal is what grows with every
+// turn; the run row is what the API answers with, and what request_id replays find.
+
+export interface RetentionSettings {
+  events_days: number;
+  entries_days: number;
+  runs_days: number;
+  /** Rows of one table one pruning transaction deletes at most. */
+  batch_rows: number;
+  /** How often a pass runs. */
+  interval_ms: number;
+}
+
+function retentionSettingsOf(file: z.infer<typeof fileSchema>['retention']): RetentionSettings {
+  const runsDays = file?.runs_days ?? 0;
+  // The journal goes after 30 days unless the whole run goes sooner.
+  const journalDays = runsDays > 0 ? Math.min(30, runsDays) : 30;
+  const settings = {
+    events_days: file?.events_days ?? journalDays,
+    entries_days: file?.entries_days ?? journalDays,
+    runs_days: runsDays,
+    batch_rows: file?.batch_rows ?? 500,
+    interval_ms: file?.interval_ms ?? 60_000,
+  };
+  for (const part of ['events_days', 'entries_days'] as const) {
+    const days = settings[part];
+    if (settings.runs_days > 0 && (days === 0 || days > settings.runs_days)) {
+      throw new KeelError(
+        'CONFIG_INVALID',
+        `retention.${part}: must be 1–${settings.runs_days} when retention.runs_days is set (a deleted run takes its history with it)`,
+      );
+    }
+  }
+  return settings;
+}
+// --- end [retention] ---
 
 // ---- [wasm]: the sandbox pool of WebAssembly tools ---------------------------------
 // pool_size worker threads per process (default one per core, 1–4); a tenant holds at
@@ -541,7 +599,8 @@ export function loadConfig(
     if (name === 'fixture') {
       throw new KeelError('CONFIG_INVALID', 'providers.fixture: the name "fixture" is built in');
     }
-    providerKeys[name] = provider.api_key_env ? env[provider.api_key_env] : undefined;
+    // An empty variable is no key (`export OPENAI_API_KEY=` is a slip, not a key).
+    providerKeys[name] = (provider.api_key_env && env[provider.api_key_env]) || undefined;
   }
 
   const config: KeelConfig = {
@@ -585,6 +644,7 @@ export function loadConfig(
     mcp: mcpSettingsOf(file.mcp, env, cwd),
     telemetry: telemetrySettingsOf(file.telemetry, env),
     wasm: wasmSettingsOf(file.wasm),
+    retention: retentionSettingsOf(file.retention),
   };
   return deepFreeze(config);
 }

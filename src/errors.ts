@@ -110,6 +110,11 @@ export const ERROR_CATALOGUE = {
   },
   RUN_TIMEOUT: { status: 500, retryable: false, message: 'the run exceeded its timeout_ms' },
   PROVIDER_ERROR: { status: 502, retryable: true, message: 'the model provider failed' },
+  MODEL_TIMEOUT: {
+    status: 504,
+    retryable: true,
+    message: "the model provider gave no complete answer within the provider's timeout_ms",
+  },
   MODEL_NOT_FOUND: {
     status: 400,
     retryable: false,
@@ -154,6 +159,22 @@ export const ERROR_CATALOGUE = {
     retryable: false,
     message: 'another keel process owns this data dir',
   },
+  // `keel backup` / `keel restore` (src/store/sqlite/backup.ts, docs/operations.md).
+  BACKUP_INVALID: {
+    status: 500,
+    retryable: false,
+    message: 'the file is not a keel database that passes its checks',
+  },
+  BACKUP_TARGET_EXISTS: {
+    status: 500,
+    retryable: false,
+    message: 'the file or database to write already exists (--force replaces it)',
+  },
+  BACKEND_UNSUPPORTED: {
+    status: 500,
+    retryable: false,
+    message: 'this command works on the SQLite store; PostgreSQL has its own tools',
+  },
   INSECURE_LISTEN: {
     status: 500,
     retryable: false,
@@ -182,6 +203,7 @@ export const RUN_ERROR_CODES = [
   'RUN_TIMEOUT',
   'RUN_CRASHED',
   'PROVIDER_ERROR',
+  'MODEL_TIMEOUT',
   'MODEL_NOT_FOUND',
   'OUTPUT_INVALID',
   'EFFECT_OUTCOME_UNKNOWN',

@@ -13,12 +13,17 @@ import type { Logger } from './logger.ts';
 import { createLogger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { Embedder } from './memory/embedders/embedder.ts';
-import { createEmbedder, prepareInBackground } from './memory/embedders/create.ts';
+import {
+  createEmbedder,
+  embedderProvider,
+  prepareInBackground,
+} from './memory/embedders/create.ts';
 import { MaintenanceScans } from './memory/maintenance.ts';
 import { createMemoryService } from './memory/service.ts';
 import { createMetrics } from './metrics.ts';
 import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
+import { assertProviderKeys } from './providers/provider-keys.ts';
 import { createProviderRegistry } from './providers/registry.ts';
 import type { LiveEvents, LiveRelay } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
@@ -29,6 +34,7 @@ import { createSchedulerWatch } from './schedules/scheduler-watch.ts';
 import { createWebhookWorker } from './channels/webhooks/worker.ts';
 import { createWorker } from './runtime/worker.ts';
 import { priceBook } from './runtime/usage-prices.ts';
+import { createRunRetention, retentionAges } from './runtime/retention.ts';
 import { openPostgresStore } from './store/postgres/index.ts';
 import { openSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
@@ -138,9 +144,28 @@ function urlFor(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
+/**
+ * The providers whose keys a process of `role` needs: one that works runs calls every
+ * provider; one that serves the API or works runs embeds memory text with the
+ * embedder's provider. So an API process can run without the model keys, and a
+ * scheduler without any. Providers a test replaced need none.
+ */
+function providersNeeded(config: KeelConfig, role: KeelRole, options: KeelOptions): string[] {
+  const names = role === 'worker' || role === 'all' ? Object.keys(config.providers) : [];
+  const embeds = role !== 'scheduler' && !options.embedder;
+  const embedding = embeds ? embedderProvider(config.memory.embedder) : null;
+  if (embedding !== null && !names.includes(embedding)) names.push(embedding);
+  return names.filter((name) => !Object.hasOwn(options.providers ?? {}, name));
+}
+
 export async function startKeel(config: KeelConfig, options: KeelOptions = {}): Promise<Keel> {
-  // Refuse an insecure listener before touching any data.
+  // Refuse an insecure listener, or a missing model key, before touching any data.
   assertListenAllowed(config);
+  assertProviderKeys(
+    config.providers,
+    config.provider_keys,
+    providersNeeded(config, options.role ?? 'all', options),
+  );
   // A logger passed in is the caller's to close; one made here is closed by stop().
   const { logger, close: closeLogger } = options.logger
     ? { logger: options.logger, close: () => undefined }
@@ -285,6 +310,15 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
       max_attempts: config.delivery.max_attempts,
     });
     if (role === 'worker' || role === 'all') webhooks.start();
+    // A finished run's history is pruned where runs are worked ([retention]).
+    const retention = createRunRetention({
+      store,
+      ages: retentionAges(config.retention),
+      batchRows: config.retention.batch_rows,
+      intervalMs: config.retention.interval_ms,
+      logger,
+    });
+    if (role === 'worker' || role === 'all') retention.start();
     // One scheduler per scheduler process; due schedules become queued runs for workers.
     const scheduler = createScheduler({
       store,
@@ -316,6 +350,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           await Promise.all([
             scheduler.stop(),
             webhooks.stop(),
+            retention.stop(),
             worker.stop({ graceMs: options.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS }),
             app.close(),
           ]);

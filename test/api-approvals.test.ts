@@ -128,6 +128,8 @@ describe('approvals over HTTP', () => {
     assert.equal(approval.tool, 'calc_eval');
     assert.equal(approval.arguments, '{"expression":"6*7"}');
     assert.equal(approval.status, 'pending');
+    // What the person is asked about comes with what the run was asked.
+    assert.equal(approval.input_text, '@call calc_eval {"expression":"6*7"}\nwhat is 6*7');
     // A later turn in the same scope queues behind the waiting run (the lane is held).
     const later = await http('POST', `${T}/turns`, {
       agent: 'careful',

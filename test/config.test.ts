@@ -1,5 +1,5 @@
 // Config: precedence flags > env > keel.toml > defaults, unknown keys named, listen
-// validation, a frozen result.
+// validation, provider timeouts and keys, a frozen result.
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig, parseListen } from '../src/config.ts';
 import { isKeelError } from '../src/errors.ts';
+import { assertProviderKeys } from '../src/providers/provider-keys.ts';
 
 const dirs: string[] = [];
 function project(toml?: string): string {
@@ -219,6 +220,51 @@ describe('config', () => {
       () => loadConfig({}, {}, project(provider('"sometimes"'))),
       /providers\.local\.stream: expected true, false or "when-watched"/,
     );
+  });
+
+  it('providers.*.timeout_ms: 1000–3600000 when set, named when not; unset leaves the default to the providers', () => {
+    const provider = (line: string) =>
+      `[providers.local]\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:1/v1"\n${line}`;
+    assert.equal(loadConfig({}, {}, project(provider(''))).providers.local?.timeout_ms, undefined);
+    for (const ms of [1000, 3_600_000]) {
+      const config = loadConfig({}, {}, project(provider(`timeout_ms = ${ms}`)));
+      assert.equal(config.providers.local?.timeout_ms, ms);
+    }
+    for (const bad of ['999', '3600001', '1500.5', '"60s"']) {
+      configError(
+        () => loadConfig({}, {}, project(provider(`timeout_ms = ${bad}`))),
+        /providers\.local\.timeout_ms/,
+      );
+    }
+  });
+
+  it('provider keys: read from the variable api_key_env names; unset or empty is no key, and keel serve is refused naming the provider and the variable', () => {
+    const cwd = project(
+      [
+        '[providers.openai]\ntype = "openai"\napi_key_env = "OPENAI_API_KEY"',
+        '[providers.claude]\ntype = "anthropic"\napi_key_env = "ANTHROPIC_API_KEY"',
+        '[providers.ollama]\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:11434/v1"',
+      ].join('\n'),
+    );
+    const all = ['openai', 'claude', 'ollama'];
+    const set = loadConfig({}, { OPENAI_API_KEY: 'sk-1', ANTHROPIC_API_KEY: 'sk-2' }, cwd);
+    assert.deepEqual(set.provider_keys, { openai: 'sk-1', claude: 'sk-2', ollama: undefined });
+    // A provider without api_key_env (a local server) needs no key.
+    assertProviderKeys(set.providers, set.provider_keys, all);
+
+    const missing = loadConfig({}, { OPENAI_API_KEY: '' }, cwd);
+    assert.deepEqual(missing.provider_keys, {
+      openai: undefined,
+      claude: undefined,
+      ollama: undefined,
+    });
+    configError(
+      () => assertProviderKeys(missing.providers, missing.provider_keys, all),
+      /^providers\.openai\.api_key_env: OPENAI_API_KEY is not set or is empty; providers\.claude\.api_key_env: ANTHROPIC_API_KEY is not set or is empty \(set it/,
+    );
+    // Only the providers a process needs are checked (an API process: none of them).
+    assertProviderKeys(missing.providers, missing.provider_keys, ['ollama']);
+    assertProviderKeys(missing.providers, missing.provider_keys, []);
   });
 
   it('the result is frozen, deeply', () => {

@@ -2,7 +2,8 @@
 // (headless) against a real `keel serve` child with an admin token. Sign-in with a
 // tenant token, a turn with a tool call streaming into the run view, cancelling a
 // `@sleep` run, an agent edit rejected inline by the server, a dead delivery retried,
-// tenant isolation (UI and network), axe on every view (zero serious/critical),
+// tenant isolation (UI and network), pending approvals approved and denied from the
+// console with the run's input shown, axe on every view (zero serious/critical),
 // screenshots, the first load's compressed size, 10,000 runs paged, and the render
 // time of a 1,000-event run. Figures are printed.
 
@@ -245,6 +246,94 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     assert.deepEqual(leaked, []);
   });
 
+  it('lists pending approvals with the run input; Approve runs the call, Deny tells the model why', async () => {
+    const careful = await call('PUT', '/v1/tenants/acme/agents/careful', {
+      model: 'fixture/echo',
+      allowed_families: ['clock', 'calc'],
+      require_approval: ['calc_*'],
+    });
+    assert.equal(careful.status, 201, JSON.stringify(careful.body));
+    const waiting = async (text: string) => {
+      const id = await turn('acme', text, { agent: 'careful' });
+      await waitFor(
+        `run ${id} waiting`,
+        async () =>
+          (await call('GET', `/v1/tenants/acme/runs/${id}`)).body.run.status === 'waiting',
+        { timeoutMs: 20_000, everyMs: 20 },
+      );
+      return id;
+    };
+    // Markup in the input must arrive as text: the console never renders it.
+    const approveText =
+      '@call calc_eval {"expression":"6*7"}\nplease compute <b>six</b> times seven';
+    const denyText = '@call calc_eval {"expression":"2**64"}\nhow big is that';
+    const approveRun = await waiting(approveText);
+    const denyRun = await waiting(denyText);
+    await acme.goto(`${keel.url}/#/approvals`);
+    const approveCard = acme.locator(`[data-testid=approval][data-run="${approveRun}"]`);
+    const denyCard = acme.locator(`[data-testid=approval][data-run="${denyRun}"]`);
+    await approveCard.waitFor();
+    assert.equal(
+      await approveCard.locator('[data-testid=approval-input]').textContent(),
+      approveText,
+    );
+    assert.equal(await approveCard.locator('b').count(), 0, 'the input is text, not markup');
+    assert.match(
+      (await approveCard.locator('[data-testid=approval-arguments]').textContent()) ?? '',
+      /"expression": "6\*7"/,
+    );
+    assert.match(
+      (await approveCard.textContent()) ?? '',
+      /calc_eval waits for a decision.*careful/s,
+    );
+    await acme.screenshot({ path: join(OUTPUT, 'approvals-pending.png'), fullPage: true });
+
+    await approveCard.locator('button:text("Approve")').click();
+    await approveCard.waitFor({ state: 'detached' });
+    const approved = await waitRun('acme', approveRun);
+    assert.equal(approved.status, 'succeeded');
+    assert.match(approved.output.reply, /calc_eval: \{"expression":"6\*7","value":42\}/);
+
+    await denyCard.locator('input[name=note]').fill('too big for today');
+    await denyCard.locator('button:text("Deny")').click();
+    await denyCard.waitFor({ state: 'detached' });
+    assert.match(
+      (await acme.textContent('[data-testid=approval-said]')) ?? '',
+      /calc_eval of run \S+ denied/,
+    );
+    const denied = await waitRun('acme', denyRun);
+    const trace = await call('GET', `/v1/tenants/acme/runs/${denyRun}/trace`);
+    const result = trace.body.events.find((e: Json) => e.type === 'tool.result').data;
+    assert.equal(denied.status, 'succeeded', 'the model answered after the denial');
+    assert.deepEqual(result.error, { code: 'APPROVAL_DENIED', message: 'too big for today' });
+
+    // A new request shows up in the open list without a reload; its run view shows the
+    // input and the same card, and Approve there lets the run finish.
+    await acme.evaluate('window.keelSameDocument = true');
+    const liveStarted = Date.now();
+    const liveRun = await waiting('@call calc_eval {"expression":"1+1"}\nasked while you watched');
+    const liveCard = acme.locator(`[data-testid=approval][data-run="${liveRun}"]`);
+    await liveCard.waitFor();
+    const liveMs = Date.now() - liveStarted;
+    assert.equal(await acme.evaluate('window.keelSameDocument'), true, 'the page never reloaded');
+    await liveCard.locator('a.mono').click();
+    await acme.waitForSelector('[data-testid=run-status] .badge-waiting');
+    assert.equal(
+      await acme.textContent('[data-testid=run-input]'),
+      '@call calc_eval {"expression":"1+1"}\nasked while you watched',
+    );
+    await acme.screenshot({ path: join(OUTPUT, 'run-waiting.png'), fullPage: true });
+    await acme.click('[data-testid=approval] button:text("Approve")');
+    await acme.waitForSelector('[data-testid=run-status] .badge-succeeded');
+    await acme.waitForSelector('[data-testid=run-output]');
+    assert.equal((await waitRun('acme', liveRun)).status, 'succeeded');
+    console.log(
+      `approvals: approve → ${approved.status}, deny → ${result.error.code} "${result.error.message}", a new request listed live in ${liveMs} ms, approved from its run view`,
+    );
+    // One left waiting for the axe pass and the screenshots below.
+    await waiting('@call calc_eval {"expression":"3*3"}\nleft for the screenshots');
+  });
+
   it('passes axe on every view (no serious or critical violation) and saves screenshots', async () => {
     await call('PUT', '/v1/tenants/acme/schedules/hourly', {
       agent: 'helper',
@@ -260,7 +349,8 @@ describe('web console (chromium against keel serve)', { skip }, () => {
       module_base64: Buffer.from(echo).toString('base64'),
     });
     assert.equal(wasm.status, 201, JSON.stringify(wasm.body));
-    const views = ['overview', 'runs', 'threads', 'agents', 'schedules', 'deliveries'];
+    const views = ['overview', 'runs', 'approvals', 'threads', 'agents', 'schedules'];
+    views.push('deliveries');
     views.push('memory', 'artifacts', 'mcp', 'wasm');
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 } });
     const small = await signIn(phone, tenantToken);
@@ -451,12 +541,14 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await signIn(context, ADMIN);
     await page.selectOption('.tenant-picker select', 'blank');
-    const lists = ['runs', 'threads', 'agents', 'schedules', 'deliveries', 'artifacts'];
+    const lists = ['runs', 'approvals', 'threads', 'agents', 'schedules', 'deliveries'];
+    lists.push('artifacts');
     lists.push('mcp', 'wasm');
     // Views are changed in place (a hash change): wait for the new view's heading first.
     const TITLES: Record<string, string> = {
       overview: 'Overview',
       runs: 'Runs',
+      approvals: 'Approvals',
       threads: 'Threads',
       agents: 'Agents',
       schedules: 'Schedules',

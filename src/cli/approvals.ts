@@ -1,6 +1,8 @@
 // `keel approvals [list | approve <run> <call> | deny <run> <call>] [--note N]`: the
-// tool calls waiting for a person (docs/approvals.md), over the HTTP API.
+// tool calls waiting for a person (docs/approvals.md), over the HTTP API. The list shows
+// each call's arguments and what its run was asked (the input), one line each.
 
+import { oneLine } from './approval-notice.ts';
 import { parseCommand } from './args.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { UsageError } from './errors.ts';
@@ -36,11 +38,13 @@ export async function approvalsCommand(
             { title: 'RUN', value: (a) => a.run_id },
             { title: 'CALL', value: (a) => a.call_id },
             { title: 'TOOL', value: (a) => a.tool },
-            { title: 'ARGUMENTS', value: (a) => a.arguments },
+            { title: 'ARGUMENTS', value: (a) => oneLine(String(a.arguments), 60) },
             { title: 'AGENT', value: (a) => a.agent },
             { title: 'SCOPE', value: (a) => a.scope },
             { title: 'REQUESTED', value: (a) => a.requested_at },
             { title: 'EXPIRES', value: (a) => a.expires_at },
+            // What the run was asked, on one line (--json has it whole, up to 2,000 chars).
+            { title: 'INPUT', value: (a) => oneLine(String(a.input_text), 60) },
           ],
         },
       );

@@ -3,7 +3,8 @@
 // tool calls and their results in between. Ctrl-C while an answer streams cancels that
 // run (and says so); a second Ctrl-C — or two at the prompt — leaves, as do `/quit` and
 // end of input. `/new` starts a new conversation (a new scope), `/cancel` cancels the
-// streaming run, `/help` lists these.
+// streaming run, `/help` lists these. A call that waits for a person's approval is shown
+// with the commands that decide it; `/approve` and `/deny [why]` decide it from here.
 
 import { randomBytes } from 'node:crypto';
 import { KeelApiError } from '../client/index.ts';
@@ -11,6 +12,7 @@ import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.
 import { parseCommand } from './args.ts';
 import { ChatInput } from './chat-input.ts';
 import { UsageError } from './errors.ts';
+import { withApprovalArguments } from './approval-notice.ts';
 import { EventPrinter } from './event-printer.ts';
 import type { Connection } from './keel.ts';
 import { connect } from './keel.ts';
@@ -21,6 +23,8 @@ const CHAT_HELP = `commands:
   /help     this list
   /new      start a new conversation (a new scope; the old one keeps its thread)
   /cancel   cancel the answer that is streaming (Ctrl-C does the same)
+  /approve  approve the tool call the answer waits for
+  /deny     deny it; the rest of the line is the reason the model is told
   /quit     leave (also /exit, Ctrl-D, or Ctrl-C twice)
 anything else is sent as a turn; with a fixture/… model, directives such as
 @call clock_now {}  or  @sleep 20000  work (keel fixture-model --help lists them)`;
@@ -33,7 +37,11 @@ interface Streaming {
   runId: string | null;
   cancelling: boolean;
   stop: AbortController;
+  /** The call the run waits for a person's decision on, from its `approval.requested`. */
+  waitingCall: string | null;
 }
+
+const DECIDE = /^\/(approve|deny)(?:\s+(.*))?$/s;
 
 class ChatSession {
   private streaming: Streaming | null = null;
@@ -69,7 +77,31 @@ class ChatSession {
       this.leave?.(0);
       return true;
     }
+    const decide = DECIDE.exec(text);
+    if (decide) {
+      void this.decide(decide[1] as 'approve' | 'deny', decide[2]?.trim() || undefined);
+      return true;
+    }
     return false;
+  }
+
+  private async decide(decision: 'approve' | 'deny', note: string | undefined): Promise<void> {
+    const streaming = this.streaming;
+    const callId = streaming?.waitingCall;
+    if (!streaming?.runId || !callId) {
+      this.write('nothing waits for approval\n');
+      return;
+    }
+    try {
+      await this.client.keel.approvals.decide(this.client.tenant, streaming.runId, callId, {
+        decision,
+        ...(note !== undefined && { note }),
+      });
+      // The stream's approval.decided says how it came out, and the answer goes on.
+    } catch (error) {
+      if (!(error instanceof KeelApiError)) throw error;
+      this.write(`keel: ${error.code}: ${error.message}\n`);
+    }
   }
 
   private interrupt(): void {
@@ -107,7 +139,12 @@ class ChatSession {
   }
 
   async turn(text: string): Promise<void> {
-    const streaming: Streaming = { runId: null, cancelling: false, stop: new AbortController() };
+    const streaming: Streaming = {
+      runId: null,
+      cancelling: false,
+      stop: new AbortController(),
+      waitingCall: null,
+    };
     this.streaming = streaming;
     try {
       const created = await this.client.keel.turns.submit(this.client.tenant, {
@@ -119,11 +156,19 @@ class ChatSession {
       streaming.runId = created.run_id;
       // Ctrl-C came while the turn was being submitted.
       if (streaming.cancelling) await this.sendCancel(streaming.runId, 'Ctrl-C in keel chat');
-      const printer = new EventPrinter(this.write, { answerPrefix: `${this.agent}> ` });
-      for await (const event of this.client.keel.turns.events(this.client.tenant, streaming.runId, {
+      const runId = streaming.runId;
+      const printer = new EventPrinter(this.write, {
+        answerPrefix: `${this.agent}> `,
+        runId,
+        approvalHint: 'or here: /approve, or /deny and the reason',
+      });
+      for await (const event of this.client.keel.turns.events(this.client.tenant, runId, {
         signal: streaming.stop.signal,
-      }))
-        printer.take(event);
+      })) {
+        if (event.type === 'approval.requested') streaming.waitingCall = String(event.data.call_id);
+        if (event.type === 'approval.decided') streaming.waitingCall = null;
+        printer.take(await withApprovalArguments(this.client, runId, event));
+      }
       if (printer.outcome.status === 'cancelled')
         this.write(`(run ${streaming.runId} cancelled)\n`);
     } catch (error) {
@@ -169,6 +214,8 @@ async function converse(session: ChatSession, write: (text: string) => void): Pr
       write(`new conversation on scope ${JSON.stringify(session.scope)}\n`);
     } else if (text === '/cancel') {
       write('nothing is running\n');
+    } else if (DECIDE.test(text)) {
+      write('nothing waits for approval\n');
     } else if (text.startsWith('/')) {
       write(`unknown command ${text.split(/\s/)[0]}: /help lists them\n`);
     } else {

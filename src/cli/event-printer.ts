@@ -1,5 +1,8 @@
 // How run events look in a terminal (`keel turn --stream`, `keel chat`, the demo): the
-// answer as it streams, tool calls and their results as they happen, then the outcome.
+// answer as it streams, tool calls and their results as they happen, a call that waits
+// for a person's approval with the commands that decide it, then the outcome.
+
+import { decidedNotice, waitingNotice } from './approval-notice.ts';
 
 /** A run event as the events route sends it (persisted: seq/ts; live: no seq). */
 export interface StreamEvent {
@@ -37,7 +40,14 @@ export class EventPrinter {
 
   constructor(
     private readonly write: (text: string) => void,
-    private readonly options: { answerPrefix?: string; verbose?: boolean } = {},
+    private readonly options: {
+      answerPrefix?: string;
+      verbose?: boolean;
+      /** The run printed: an approval notice names it in the commands that decide. */
+      runId?: string;
+      /** One more line under an approval notice (keel chat: its /approve and /deny). */
+      approvalHint?: string;
+    } = {},
   ) {}
 
   private line(text: string): void {
@@ -88,6 +98,12 @@ export class EventPrinter {
         );
         return;
       }
+      case 'approval.requested':
+        this.line(waitingNotice(this.options.runId ?? '<run_id>', data, this.options.approvalHint));
+        return;
+      case 'approval.decided':
+        this.line(`  ${decidedNotice(data)}`);
+        return;
       case 'run.resumed':
         this.line(`  (resumed: attempt ${data.attempt}, ${data.entries_loaded} entries loaded)`);
         return;

@@ -39,8 +39,14 @@ export async function memoryCommand(
   // Loaded here, not at the top: every `keel` command imports this file's usage line.
   const { inertFailpoints } = await import('../failpoints.ts');
   const { openStore } = await import('../main.ts');
-  const { createEmbedder } = await import('../memory/embedders/create.ts');
+  const { createEmbedder, embedderProvider } = await import('../memory/embedders/create.ts');
   const { createMemoryService } = await import('../memory/service.ts');
+  // Reindexing calls the embedder's provider (if it has one): its key, as keel serve does.
+  const embedding = embedderProvider(config.memory.embedder);
+  if (embedding !== null) {
+    const { assertProviderKeys } = await import('../providers/provider-keys.ts');
+    assertProviderKeys(config.providers, config.provider_keys, [embedding]);
+  }
   const { store } = await openStore(config, inertFailpoints);
   try {
     const memory = createMemoryService({ store, embedder: createEmbedder(config) });

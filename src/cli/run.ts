@@ -1,5 +1,13 @@
 // The `keel` dispatcher: one file per command, usage errors exit 2, errors exit 1.
 
+import {
+  BACKUP_HELP,
+  BACKUP_USAGE,
+  RESTORE_HELP,
+  RESTORE_USAGE,
+  backupCommand,
+  restoreCommand,
+} from './backup.ts';
 import { CHAT_USAGE, chatCommand } from './chat.ts';
 import { DEMO_USAGE, demoCommand } from './demo.ts';
 import { exitCodeFor, UsageError } from './errors.ts';
@@ -40,6 +48,18 @@ type Command = (argv: string[]) => Promise<number>;
 const COMMANDS: Record<string, { run: Command; usage: string; about: string; help?: string }> = {
   serve: { run: serveCommand, usage: SERVE_USAGE, about: 'run the API and workers' },
   migrate: { run: migrateCommand, usage: MIGRATE_USAGE, about: 'apply schema migrations' },
+  backup: {
+    run: backupCommand,
+    usage: BACKUP_USAGE,
+    about: 'copy the SQLite store to a file while keel serves',
+    help: BACKUP_HELP,
+  },
+  restore: {
+    run: restoreCommand,
+    usage: RESTORE_USAGE,
+    about: 'put a backup in place (keel stopped)',
+    help: RESTORE_HELP,
+  },
   export: {
     run: exportCommand,
     usage: EXPORT_USAGE,

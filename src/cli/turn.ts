@@ -1,9 +1,12 @@
 // `keel turn <agent> <scope> <text>`: submit a turn; `--wait` prints the output when the
-// run ends, `--stream` shows its events as they happen.
+// run ends, `--stream` shows its events as they happen. Both say so when the run waits
+// for a person's approval, with the commands that decide it (docs/approvals.md).
 
+import { KeelApiError } from '../client/index.ts';
 import { CLIENT_OPTIONS, CLIENT_USAGE, loadClientConfig } from './client-config.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
+import { decidedNotice, waitingNotice, withApprovalArguments } from './approval-notice.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
 import type { Connection } from './keel.ts';
 import { connect } from './keel.ts';
@@ -24,6 +27,34 @@ export async function waitForTerminal(
     const result = await keel.turns.wait(tenant, runId, 60_000);
     if (!result.timed_out) return result.run;
   }
+}
+
+/**
+ * `--wait`: follows the run's events without printing them, except a call waiting for
+ * approval and its decision — a long poll alone would look hung for as long as nobody
+ * decides. Then reads the finished run (a stream that ends early falls back to the poll).
+ */
+async function waitTelling(
+  connection: Connection,
+  runId: string,
+  print: Print,
+): Promise<Record<string, unknown>> {
+  const { keel, tenant } = connection;
+  try {
+    for await (const event of keel.turns.events(tenant, runId)) {
+      if (event.type === 'approval.requested') {
+        const described = await withApprovalArguments(connection, runId, event);
+        print(`${waitingNotice(runId, described.data)}\n`);
+      } else if (event.type === 'approval.decided') {
+        print(`  ${decidedNotice(event.data)}\n`);
+      }
+    }
+  } catch (error) {
+    // The stream only tells; the long poll below decides. A stream given up on (closed
+    // again and again through hours of waiting) is no reason to fail the wait.
+    if (error instanceof KeelApiError) throw error;
+  }
+  return waitForTerminal(connection, runId);
 }
 
 /** Prints the run's outcome; the exit code is 0 only for a succeeded run. */
@@ -67,11 +98,12 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
   const runId = created.run_id;
   if (values.stream) {
     print(`run ${runId}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
-    const printer = new EventPrinter(print);
-    for await (const event of keel.turns.events(tenant, runId)) printer.take(event);
+    const printer = new EventPrinter(print, { runId });
+    for await (const event of keel.turns.events(tenant, runId))
+      printer.take(await withApprovalArguments(connection, runId, event));
     return printer.outcome.status === 'succeeded' ? 0 : 1;
   }
-  if (values.wait) return printOutcome(await waitForTerminal(connection, runId), print);
+  if (values.wait) return printOutcome(await waitTelling(connection, runId, print), print);
   const steered = created.steered ? ` (steered into it as ${created.steer_id})` : '';
   print(`${runId} ${created.status}${created.deduplicated ? ' (deduplicated)' : ''}${steered}\n`);
   return 0;

@@ -935,6 +935,7 @@ export interface components {
               | 'RUN_TIMEOUT'
               | 'RUN_CRASHED'
               | 'PROVIDER_ERROR'
+              | 'MODEL_TIMEOUT'
               | 'MODEL_NOT_FOUND'
               | 'OUTPUT_INVALID'
               | 'EFFECT_OUTCOME_UNKNOWN'
@@ -1106,6 +1107,26 @@ export interface components {
       requested_at: string;
       expires_at: string | null;
       decided_at: string | null;
+    } & {
+      [key: string]: unknown;
+    };
+    PendingApproval: {
+      run_id: string;
+      call_id: string;
+      tenant: string;
+      agent: string;
+      scope: string;
+      step: number;
+      tool: string;
+      arguments: string;
+      status: string;
+      note: string | null;
+      /** @description ISO 8601 time */
+      requested_at: string;
+      expires_at: string | null;
+      decided_at: string | null;
+      /** @description the run's input: its text, else the input as JSON; the first 2,000 characters */
+      input_text: string;
     } & {
       [key: string]: unknown;
     };
@@ -5133,7 +5154,7 @@ export interface operations {
         };
         content: {
           'application/json': {
-            approvals: components['schemas']['Approval'][];
+            approvals: components['schemas']['PendingApproval'][];
           } & {
             [key: string]: unknown;
           };

@@ -16,6 +16,7 @@ import type {
 import type { AssistantBody, ToolCall } from '../types.ts';
 import { toPrompt, toTools } from './prompt.ts';
 import type { ModelRequest, ModelResponse, Provider, RawExchange } from './provider.ts';
+import { ProviderError } from './provider.ts';
 import { isAbortError, toProviderError } from './provider-errors.ts';
 import type { RecordedExchange } from './recording-fetch.ts';
 import { createRecordingFetch, REDACTED } from './recording-fetch.ts';
@@ -50,6 +51,11 @@ export interface AiSdkProviderOptions {
   stream?: StreamMode;
   /** How requests leave (node-http-transport.ts); shared by the providers of a keel. */
   transport: ModelTransport;
+  /**
+   * One request from send to its last byte (a stalled stream included); past it the
+   * request is aborted (its connection closed) and the call fails as a timeout.
+   */
+  timeoutMs: number;
 }
 
 const FINISH_REASONS: Record<LanguageModelV3FinishReason['unified'], string> = {
@@ -176,6 +182,30 @@ function takeCallId(init: RequestInit | undefined): { id: string; init: RequestI
   return null;
 }
 
+/**
+ * The signal of one request: the caller's (cancel, deadline, shutdown) or timeoutMs,
+ * whichever comes first. A plain timer and listener, both removed by `clear` once the
+ * call is over, rather than AbortSignal.any/timeout: nothing stays behind per call.
+ */
+function requestDeadline(outer: AbortSignal, timeoutMs: number) {
+  const controller = new AbortController();
+  let timedOut = false;
+  const onAbort = (): void => controller.abort(outer.reason);
+  outer.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new DOMException('the model request timed out', 'TimeoutError'));
+  }, timeoutMs);
+  return {
+    signal: controller.signal,
+    timedOut: () => timedOut && !outer.aborted,
+    clear(): void {
+      clearTimeout(timer);
+      outer.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
 /** Whether this call is asked for as a stream. */
 function streams(mode: StreamMode, request: ModelRequest): boolean {
   return mode === 'when-watched' ? (request.watched?.() ?? false) : mode;
@@ -212,9 +242,17 @@ export function createAiSdkProvider(options: AiSdkProviderOptions): Provider {
     const model = await modelFor(request.model);
     const id = String(++callCount);
     callFetches.set(id, recorder.fetch);
+    const deadline = requestDeadline(request.signal, options.timeoutMs);
     try {
-      return await callModel(request, model, recorder, id);
+      return await callModel({ ...request, signal: deadline.signal }, model, recorder, id);
+    } catch (error) {
+      if (!deadline.timedOut()) throw error;
+      throw new ProviderError(
+        `no complete answer within ${options.timeoutMs} ms (timeout_ms); the request was closed`,
+        { status: null, retryable: true, timedOut: true },
+      );
     } finally {
+      deadline.clear();
       callFetches.delete(id);
     }
   }

@@ -18,7 +18,15 @@ export interface ProviderSpec {
   api_key_env?: string;
   /** false → non-streaming requests; "when-watched" → streamed only while watched live. */
   stream?: StreamMode;
+  /** One model request, sent to last byte (default DEFAULT_MODEL_TIMEOUT_MS). */
+  timeout_ms?: number;
 }
+
+/**
+ * Ten minutes: a long answer of a slow local model, or of a model that thinks before it
+ * writes, still fits; a stalled connection does not hold a run for longer.
+ */
+export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
 
 function modelFactory(
   name: string,
@@ -85,6 +93,7 @@ export function createConfiguredProviders(
       model: modelFactory(name, spec, apiKey),
       secrets: apiKey ? [apiKey] : [],
       stream: spec.stream ?? true,
+      timeoutMs: spec.timeout_ms ?? DEFAULT_MODEL_TIMEOUT_MS,
       transport,
     });
   }

@@ -70,6 +70,8 @@ export class ProviderError extends Error {
   readonly retryAfterMs: number | null;
   /** The model input was longer than the model's context (docs/compaction.md). */
   readonly contextExceeded: boolean;
+  /** No complete answer within the provider's timeout_ms (the run error MODEL_TIMEOUT). */
+  readonly timedOut: boolean;
 
   constructor(
     message: string,
@@ -78,12 +80,14 @@ export class ProviderError extends Error {
       retryable?: boolean;
       retryAfterMs?: number | null;
       contextExceeded?: boolean;
+      timedOut?: boolean;
     },
   ) {
     super(message);
     this.name = 'ProviderError';
     this.status = options.status;
     this.contextExceeded = options.contextExceeded ?? false;
+    this.timedOut = options.timedOut ?? false;
     this.retryable =
       !this.contextExceeded && (options.retryable ?? isRetryableStatus(options.status));
     this.retryAfterMs = options.retryAfterMs ?? null;

@@ -1,5 +1,6 @@
 // One model step: a provider call with the run's abort signal, transient errors retried
-// with exponential backoff (honouring Retry-After), then PROVIDER_ERROR.
+// with exponential backoff (honouring Retry-After), then PROVIDER_ERROR (MODEL_TIMEOUT
+// when the last try ran past the provider's timeout_ms).
 
 import { z } from 'zod';
 import type { Metrics } from '../metrics.ts';
@@ -83,9 +84,14 @@ function describe(
 ): { error: RunError; retryable: boolean; retryAfterMs: number | null } {
   if (error instanceof ProviderError) {
     const status = error.status === null ? 'no status' : `status ${error.status}`;
-    const code = error.contextExceeded ? 'CONTEXT_EXCEEDED' : 'PROVIDER_ERROR';
+    const code = error.contextExceeded
+      ? 'CONTEXT_EXCEEDED'
+      : error.timedOut
+        ? 'MODEL_TIMEOUT'
+        : 'PROVIDER_ERROR';
+    const message = error.timedOut ? error.message : `${status}: ${error.message}`;
     return {
-      error: { code, message: `${provider.name}: ${status}: ${error.message}` },
+      error: { code, message: `${provider.name}: ${message}` },
       retryable: error.retryable,
       retryAfterMs: error.retryAfterMs,
     };

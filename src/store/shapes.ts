@@ -427,6 +427,15 @@ export interface Approval {
   decided_at: string | null;
 }
 
+/** A pending approval as a person is shown it: with what the run was asked. */
+export interface PendingApproval extends Approval {
+  /**
+   * The run's input as text — its `text`, else the input as JSON — cut to
+   * INPUT_TEXT_MAX characters with a trailing `…` (src/store/rules/approvals.ts).
+   */
+  input_text: string;
+}
+
 /** What a run attempt asks for when a call needs approval (fenced). */
 export interface ApprovalRequest {
   step: number;

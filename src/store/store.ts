@@ -17,6 +17,7 @@ import type {
 } from './rules/usage.ts';
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type { EntryPage } from './rules/keyset.ts';
+import type { PruneInput, PruneResult } from './rules/retention.ts';
 import type { TenantDump } from './rules/tenant-export.ts';
 import type {
   Agent,
@@ -77,6 +78,7 @@ import type {
   Approval,
   ApprovalDecision,
   ApprovalRequest,
+  PendingApproval,
 } from './shapes.ts';
 
 export type * from './shapes.ts';
@@ -436,8 +438,8 @@ export interface ApprovalStore {
     callId: string,
     decision: ApprovalDecision,
   ): Promise<Approval>;
-  /** The tenant's pending approvals, oldest first. */
-  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]>;
+  /** The tenant's pending approvals, oldest first, each with its run's input text. */
+  listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]>;
   /** Every approval of a run, in request order; null when the run is not the tenant's. */
   listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null>;
   /**
@@ -445,6 +447,17 @@ export interface ApprovalStore {
    * `timed_out` and their runs claimable, each as a decision would. Returns how many.
    */
   expireApprovals(limit: number): Promise<number>;
+}
+
+/** Retention (docs/store.md, "Retention"): a finished run's history, pruned in batches. */
+export interface RetentionStore {
+  /**
+   * One bounded batch in its own transaction: deletes at most `limit` rows of the part
+   * (trace events, journal entries, or whole runs) of finished runs past the cutoff,
+   * walking them oldest first from `after`. Never touches a queued, running or waiting
+   * run, nor a run with a delivery still to deliver (part `runs`).
+   */
+  pruneRunHistory(input: PruneInput): Promise<PruneResult>;
 }
 
 /** The whole store: every concern. Consumers take only the parts they use. */
@@ -466,6 +479,7 @@ export interface Store
     WebhookStore,
     WasmToolStore,
     ApprovalStore,
+    RetentionStore,
     UsageStore,
     TenantImportTarget {}
 

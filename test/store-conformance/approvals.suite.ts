@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { ApprovalStatus, Fence, Store } from '../../src/store/store.ts';
-import type { RunStatus } from '../../src/types.ts';
+import type { JsonObject, RunStatus } from '../../src/types.ts';
 import type { StoreFactory } from './harness.ts';
 import {
   AGENT,
@@ -77,6 +77,33 @@ function examples(factory: StoreFactory): void {
           'run.claimed',
         ],
       );
+    });
+
+    it("a pending approval lists its run's input text: the text, else the JSON, cut at 2,000 characters", async () => {
+      const { store } = await harness.fresh();
+      const inputs: JsonObject[] = [
+        { text: 'book the 9:40 train' },
+        { question: 'no text field', n: 2 },
+        { text: `${'é'.repeat(1999)}xy` },
+        { text: 'é'.repeat(2000) },
+      ];
+      for (const [index, input] of inputs.entries()) {
+        await store.enqueueRun(turn({ scope: `s${index}`, input }));
+        const claimed = await claimOrFail(store);
+        await store.requestApproval(fenceOf(claimed), request(`c${index}`));
+      }
+      const listed = await store.listPendingApprovals(TENANT, 10);
+      assert.deepEqual(
+        listed.map((a) => [a.call_id, a.input_text]),
+        [
+          ['c0', 'book the 9:40 train'],
+          ['c1', '{"question":"no text field","n":2}'],
+          ['c2', `${'é'.repeat(1999)}x…`],
+          ['c3', 'é'.repeat(2000)],
+        ],
+      );
+      assert.equal(listed[0]?.tool, 'sink_write');
+      assert.equal(listed[0]?.arguments, '{"value":"x"}');
     });
 
     it('a second decision is APPROVAL_DECIDED; unknown calls and runs are 404s', async () => {

@@ -18,6 +18,7 @@ import { memorySuite } from './memory.ts';
 import { modelSuite } from './model.suite.ts';
 import { outboxSuite } from './outbox.suite.ts';
 import { resourceChangesSuite } from './resource-changes.suite.ts';
+import { retentionSuite } from './retention.suite.ts';
 import { storageQuotaSuite } from './storage-quota.suite.ts';
 import { tenancySuite } from './tenancy.suite.ts';
 import { webhookSuite } from './webhooks.suite.ts';
@@ -46,5 +47,6 @@ export function defineStoreConformance(label: string, factory: StoreFactory): vo
     webhookSuite(factory);
     usageSuite(factory);
     resourceChangesSuite(factory);
+    retentionSuite(factory);
   });
 }

@@ -172,6 +172,14 @@ export const approvalSchema = z
   })
   .meta({ id: 'Approval' });
 
+export const pendingApprovalSchema = approvalSchema
+  .extend({
+    input_text: z
+      .string()
+      .describe("the run's input: its text, else the input as JSON; the first 2,000 characters"),
+  })
+  .meta({ id: 'PendingApproval' });
+
 export const memoryFactSchema = z
   .looseObject({
     id: z.string(),

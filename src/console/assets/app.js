@@ -7,6 +7,7 @@ import { ErrorBox, html, render, useEffect, useMemo, useRef, useState } from './
 import { OverviewView } from './views/overview.js';
 import { RunsView } from './views/runs.js';
 import { RunView } from './views/run.js';
+import { ApprovalsView } from './views/approvals.js';
 import { ThreadsView } from './views/threads.js';
 import { AgentsView } from './views/agents.js';
 import { SchedulesView } from './views/schedules.js';
@@ -19,6 +20,7 @@ import { WasmView } from './views/wasm.js';
 const VIEWS = [
   { path: 'overview', title: 'Overview', view: OverviewView },
   { path: 'runs', title: 'Runs', view: RunsView },
+  { path: 'approvals', title: 'Approvals', view: ApprovalsView },
   { path: 'threads', title: 'Threads', view: ThreadsView },
   { path: 'agents', title: 'Agents', view: AgentsView },
   { path: 'schedules', title: 'Schedules', view: SchedulesView },

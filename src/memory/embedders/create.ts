@@ -17,6 +17,11 @@ export type EmbedderConfig = Pick<KeelConfig, 'data_dir' | 'providers' | 'provid
   memory: Pick<KeelConfig['memory'], 'embedder'>;
 };
 
+/** The provider an `openai:<provider>/<model>` embedder calls; null for the others. */
+export function embedderProvider(spec: string): string | null {
+  return /^openai:([^/]+)\/./.exec(spec)?.[1] ?? null;
+}
+
 function invalid(message: string): KeelError {
   return new KeelError('CONFIG_INVALID', `memory.embedder: ${message}`);
 }

@@ -10,10 +10,12 @@ import {
   approvalValues,
   decidedEventData,
   decisionStatus,
+  INPUT_TEXT_MAX,
   requestedEvents,
   resumableChange,
   TIMEOUT_NOTE,
   toApproval,
+  toPendingApproval,
 } from '../rules/approvals.ts';
 import type { ApprovalRow } from '../rules/approvals.ts';
 import { leaseLost } from '../rules/run-writes.ts';
@@ -23,6 +25,7 @@ import type {
   ApprovalRequest,
   ApprovalStatus,
   Fence,
+  PendingApproval,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
 import { insertApprovalDelivery } from './deliveries.ts';
@@ -115,17 +118,23 @@ export async function decideApproval(
   return approval;
 }
 
+/** The run's input text (its `text`, else the input JSON), cut in SQL: see INPUT_TEXT_MAX. */
+const INPUT_HEAD = `left(CASE WHEN jsonb_typeof(r.input::jsonb -> 'text') = 'string'
+  THEN r.input::jsonb ->> 'text' ELSE r.input END, ${INPUT_TEXT_MAX + 1})`;
+
 export async function listPendingApprovals(
   sql: Sql,
   tenant: string,
   limit: number,
-): Promise<Approval[]> {
-  const rows = await sql.rows<ApprovalRow>(
-    `SELECT * FROM approvals WHERE tenant = $1 AND status = 'pending'
-     ORDER BY requested_at, run_id, call_id LIMIT $2`,
+): Promise<PendingApproval[]> {
+  const rows = await sql.rows<ApprovalRow & { input_head: string }>(
+    `SELECT a.*, ${INPUT_HEAD} AS input_head
+     FROM approvals a JOIN runs r ON r.run_id = a.run_id
+     WHERE a.tenant = $1 AND a.status = 'pending'
+     ORDER BY a.requested_at, a.run_id, a.call_id LIMIT $2`,
     [tenant, limit],
   );
-  return rows.map(toApproval);
+  return rows.map(toPendingApproval);
 }
 
 export async function listRunApprovals(

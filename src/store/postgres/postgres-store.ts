@@ -66,9 +66,11 @@ import type {
   ForkRunInput,
 } from '../store.ts';
 import * as approvals from './approvals.ts';
-import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
+import * as retention from './retention.ts';
+import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
@@ -277,7 +279,7 @@ export class PostgresStore implements Store {
   ): Promise<Approval> {
     return approvals.decideApproval(this.ctx, tenant, runId, callId, decision);
   }
-  listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+  listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return approvals.listPendingApprovals(this.ctx.read, tenant, limit);
   }
   listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
@@ -285,6 +287,9 @@ export class PostgresStore implements Store {
   }
   expireApprovals(limit: number): Promise<number> {
     return approvals.expireApprovals(this.ctx, limit);
+  }
+  pruneRunHistory(input: PruneInput): Promise<PruneResult> {
+    return retention.pruneRunHistory(this.ctx, input);
   }
   getEntriesPage(
     tenant: string,

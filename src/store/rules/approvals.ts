@@ -11,6 +11,7 @@ import type {
   ApprovalRequest,
   ApprovalStatus,
   Fence,
+  PendingApproval,
   StoreChange,
 } from '../shapes.ts';
 
@@ -52,6 +53,20 @@ export function toApproval(row: ApprovalRow): Approval {
     expires_at: expires === null ? null : iso(expires),
     decided_at: decided === null ? null : iso(decided),
   };
+}
+
+/**
+ * How much of a run's input a pending approval shows (`input_text`): enough to recall
+ * what was asked, never a megabyte per row of a 500-row list. Both backends cut the
+ * text in SQL to one character more than this, so a longer input is known to be longer.
+ */
+export const INPUT_TEXT_MAX = 2000;
+
+/** A pending approval row joined with the head of its run's input (`input_head`). */
+export function toPendingApproval(row: ApprovalRow & { input_head: string }): PendingApproval {
+  const head = row.input_head;
+  const input_text = head.length > INPUT_TEXT_MAX ? `${head.slice(0, INPUT_TEXT_MAX)}…` : head;
+  return { ...toApproval(row), input_text };
 }
 
 /**

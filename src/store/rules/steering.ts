@@ -60,6 +60,13 @@ export function interruptReason(newRunId: string): string {
  * cut must leave no call without its result (the fork would have to run it again).
  */
 export function forkCut(entries: readonly RunEntry[], atStep: number): number {
+  if (entries.length === 0) {
+    // A queued run has none yet; a run finished past [retention] entries_days, none left.
+    throw new KeelError(
+      'VALIDATION_FAILED',
+      'at_step: the run has no recorded entries (not yet, or removed by [retention] entries_days)',
+    );
+  }
   let steps = 0;
   let cut = 0;
   const open = new Set<string>();

@@ -8,10 +8,12 @@ import {
   approvalValues,
   decidedEventData,
   decisionStatus,
+  INPUT_TEXT_MAX,
   requestedEvents,
   resumableChange,
   TIMEOUT_NOTE,
   toApproval,
+  toPendingApproval,
 } from '../rules/approvals.ts';
 import type { ApprovalRow } from '../rules/approvals.ts';
 import { leaseLost } from '../rules/run-writes.ts';
@@ -21,6 +23,7 @@ import type {
   ApprovalRequest,
   ApprovalStatus,
   Fence,
+  PendingApproval,
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
@@ -139,14 +142,24 @@ export function decideApproval(
   return approval;
 }
 
-export function listPendingApprovals(ctx: StoreContext, tenant: string, limit: number): Approval[] {
+/** The run's input text (its `text`, else the input JSON), cut in SQL: see INPUT_TEXT_MAX. */
+const INPUT_HEAD = `substr(CASE WHEN json_type(r.input, '$.text') = 'text'
+  THEN json_extract(r.input, '$.text') ELSE r.input END, 1, ${INPUT_TEXT_MAX + 1})`;
+
+export function listPendingApprovals(
+  ctx: StoreContext,
+  tenant: string,
+  limit: number,
+): PendingApproval[] {
   const rows = ctx
     .sql(
-      `SELECT * FROM approvals INDEXED BY approvals_pending
-       WHERE tenant = ? AND status = 'pending' ORDER BY requested_at, run_id, call_id LIMIT CAST(? AS INTEGER)`,
+      `SELECT a.*, ${INPUT_HEAD} AS input_head
+       FROM approvals a INDEXED BY approvals_pending JOIN runs r ON r.run_id = a.run_id
+       WHERE a.tenant = ? AND a.status = 'pending'
+       ORDER BY a.requested_at, a.run_id, a.call_id LIMIT CAST(? AS INTEGER)`,
     )
-    .all(tenant, limit) as ApprovalRow[];
-  return rows.map(toApproval);
+    .all(tenant, limit) as (ApprovalRow & { input_head: string })[];
+  return rows.map(toPendingApproval);
 }
 
 export function listRunApprovals(

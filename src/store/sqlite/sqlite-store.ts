@@ -59,9 +59,11 @@ import type {
   ForkRunInput,
 } from '../store.ts';
 import * as approvals from './approvals.ts';
-import type { Approval, ApprovalDecision, ApprovalRequest } from '../shapes.ts';
+import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from './artifacts.ts';
 import * as steering from './steering.ts';
+import * as retention from './retention.ts';
+import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
@@ -307,7 +309,7 @@ export class SqliteStore implements Store {
       approvals.decideApproval(this.ctx, tenant, runId, callId, decision),
     );
   }
-  async listPendingApprovals(tenant: string, limit: number): Promise<Approval[]> {
+  async listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return approvals.listPendingApprovals(this.ctx, tenant, limit);
   }
   async listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
@@ -315,6 +317,9 @@ export class SqliteStore implements Store {
   }
   async expireApprovals(limit: number): Promise<number> {
     return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
+  }
+  async pruneRunHistory(input: PruneInput): Promise<PruneResult> {
+    return retention.pruneRunHistory(this.ctx, input);
   }
   async getEntriesPage(
     tenant: string,

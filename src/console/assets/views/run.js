@@ -1,7 +1,8 @@
-// One run, live: its trace as a timeline (model requests and responses, the text
-// streaming in as `model.delta` chunks, each tool call with arguments, effect,
-// duration and result, resumes, notes, errors) and a cancel button. Events arriving
-// in a burst (a replay of 1,000) are applied once per animation frame.
+// One run, live: what it was asked (its input), its trace as a timeline (model requests
+// and responses, the text streaming in as `model.delta` chunks, each tool call with
+// arguments, effect, duration and result, approvals, resumes, notes, errors), a cancel
+// button, and — while it waits for a person — the call with Approve and Deny. Events
+// arriving in a burst (a replay of 1,000) are applied once per animation frame.
 
 import { api, follow, query, tenantPath } from '../api.js';
 import {
@@ -18,8 +19,21 @@ import {
   useState,
   when,
 } from '../ui.js';
+import { ApprovalCard } from './approvals.js';
 
 const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
+/** Events after which the run's status is read again (the head and the approval card). */
+const STATUS_CHANGES = new Set([
+  ...TERMINAL,
+  'run.claimed',
+  'approval.requested',
+  'approval.decided',
+]);
+
+/** A run's input as a person reads it: its `text`, else the input as JSON. */
+function inputText(/** @type {any} */ input) {
+  return typeof input?.text === 'string' ? input.text : json(input);
+}
 const TRACE_PAGE = 1000;
 
 /** Arguments of every tool call by call_id, from the run's assistant entries. */
@@ -95,6 +109,10 @@ function eventSummary(/** @type {any} */ event) {
       return `${d.error.code}: ${d.error.message}`;
     case 'run.cancelled':
       return d.reason ?? 'cancelled';
+    case 'approval.requested':
+      return `${d.name} waits for a person's decision (${d.call_id})`;
+    case 'approval.decided':
+      return `${d.call_id} ${d.status}${d.note ? `: ${d.note}` : ''}`;
     case 'run.succeeded':
       return `${d.steps} steps, ${d.usage.input_tokens} in / ${d.usage.output_tokens} out`;
     default:
@@ -184,7 +202,7 @@ export function RunView({ tenant, route }) {
       if (refetch) {
         refetch = false;
         entries.reload();
-        if (batch.some((event) => TERMINAL.has(event.type) || event.type === 'run.claimed')) {
+        if (batch.some((event) => STATUS_CHANGES.has(event.type))) {
           run.reload();
         }
       }
@@ -254,6 +272,15 @@ export function RunView({ tenant, route }) {
   const args = useMemo(() => argumentsByCall(entries.data?.entries ?? []), [entries.data]);
   const current = run.data?.run;
   const terminal = current && ['succeeded', 'failed', 'cancelled'].includes(current.status);
+  const waiting = current?.status === 'waiting';
+  const approvals = useLoad(
+    (signal) =>
+      waiting ? api.get(`${base}/approvals`, { signal }) : Promise.resolve({ approvals: [] }),
+    [base, waiting],
+  );
+  const pending = (approvals.data?.approvals ?? []).filter(
+    (/** @type {any} */ a) => a.status === 'pending',
+  );
   // The text of a step still being generated, shown below the timeline.
   const lastStep = Object.keys(streams)
     .map(Number)
@@ -320,9 +347,20 @@ export function RunView({ tenant, route }) {
             Cancel run
           </button>
           ${current.error && html`<p class="bad">${current.error.code}: ${current.error.message}</p>`}
+          <h2>Input</h2>
+          <pre class="output" data-testid="run-input">${inputText(current.input)}</pre>
         </section>`
       }
     <//>
+    ${pending.map(
+      (/** @type {any} */ a) =>
+        html`<${ApprovalCard}
+          key=${a.call_id}
+          tenant=${tenant}
+          approval=${a}
+          onDecided=${() => run.reload()}
+        />`,
+    )}
     ${problem && html`<${ErrorBox} error=${problem} />`}
     <h2>Timeline <span class="muted live-state" data-testid="live-state">${live}</span></h2>
     <ol

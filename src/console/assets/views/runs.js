@@ -14,7 +14,7 @@ import {
   when,
 } from '../ui.js';
 
-const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+const STATUSES = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 const SOURCES = ['api', 'schedule'];
 const PAGE = 50;
 
