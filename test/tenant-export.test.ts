@@ -1,6 +1,7 @@
 // `keel export` / `keel import` (docs/operations.md, "Moving a tenant"): a tenant built
 // through the HTTP API of a keel on a real SQLite data dir — a three-turn conversation,
-// memory facts with their vectors, a binary artifact, a schedule, a secret, a token — is
+// memory facts with their vectors, a binary artifact, a schedule, a secret, a token, a
+// WebAssembly tool, a webhook — is
 // exported by the real CLI (a child process) while that keel still runs, imported into a
 // fresh PostgreSQL schema, and a keel started on PostgreSQL serves all of it: the next
 // turn in the same scope carries the earlier conversation to the model. And: an import
@@ -18,6 +19,7 @@ import pg from 'pg';
 import { createKeelClient } from '../src/client/index.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { buildModules } from './helpers/wasm-modules.ts';
 import {
   dropSchemas,
   freshSchemaName,
@@ -28,7 +30,7 @@ import {
 const ROOT = new URL('..', import.meta.url).pathname;
 const skip = await skipUnlessPostgres('tenant-export.test.ts');
 const TENANT = 'mover';
-const TOML = '[memory]\nembedder = "hash"\n';
+const TOML = '[memory]\nembedder = "hash"\n[webhooks]\nallow_hosts = ["127.0.0.1"]\n';
 const schemas = [
   freshSchemaName('keel_export'),
   freshSchemaName('keel_export_bad'),
@@ -107,12 +109,14 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
   let source: TestKeel;
   let token = '';
   let file = '';
-  const before3: { input3: number; runIds: string[]; thread: unknown; schedule: unknown } = {
-    input3: 0,
-    runIds: [],
-    thread: null,
-    schedule: null,
-  };
+  const before3: {
+    input3: number;
+    runIds: string[];
+    thread: unknown;
+    schedule: unknown;
+    wasm: unknown;
+    webhooks: unknown;
+  } = { input3: 0, runIds: [], thread: null, schedule: null, wasm: null, webhooks: null };
 
   before(async () => {
     source = await startTestKeel({ toml: TOML });
@@ -141,6 +145,21 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
     });
     await client.secrets.put(TENANT, 'api_key', { value: 's3cr3t-value' });
     token = (await client.tenants.mintToken(TENANT, { name: 'laptop' })).token;
+    const modules = await buildModules();
+    await client.wasmTools.put(TENANT, 'echo', {
+      description: 'echoes',
+      input_schema: { type: 'object' },
+      effect: 'idempotent',
+      module_base64: Buffer.from(modules.echo).toString('base64'),
+    });
+    before3.wasm = await client.wasmTools.get(TENANT, 'echo');
+    const hook = await fetch(`${source.url}/v1/tenants/${TENANT}/webhooks/ops`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hook' }),
+    });
+    assert.equal(hook.status, 201, await hook.text());
+    before3.webhooks = await (await fetch(`${source.url}/v1/tenants/${TENANT}/webhooks`)).json();
     before3.thread = await client.threads.get(TENANT, 'helper', 'chat');
     before3.schedule = await client.schedules.get(TENANT, 'daily');
   });
@@ -215,6 +234,13 @@ describe('keel export / keel import, SQLite to PostgreSQL', { skip }, () => {
       // The schedule, the secret's value, the token.
       assert.deepEqual(await client.schedules.get(TENANT, 'daily'), before3.schedule);
       assert.equal(await target.store.getSecretValue(TENANT, 'api_key'), 's3cr3t-value');
+      // The WebAssembly tool (its module's digest) and the webhook.
+      assert.deepEqual(await client.wasmTools.get(TENANT, 'echo'), before3.wasm);
+      const hooks: unknown = await (
+        await fetch(`${target.url}/v1/tenants/${TENANT}/webhooks`)
+      ).json();
+      assert.deepEqual(hooks, before3.webhooks);
+      assert.match(JSON.stringify(hooks), /"name":"ops"/);
       const asTenant = createKeelClient({ baseUrl: target.url, token });
       assert.equal((await asTenant.agents.list(TENANT)).agents[0]?.name, 'helper');
       // The usage counters were recounted by the target's triggers.
