@@ -12,6 +12,7 @@ import { runModelHttpBench } from './model-http.ts';
 import { runOverheadBench } from './overhead.ts';
 import { runScaleBench } from './scale.ts';
 import { runTelemetryBench } from './telemetry.ts';
+import { runTenantExportBench } from './tenant-export.ts';
 import { runSoakBench } from './soak.ts';
 import { runTurnsBench, runTurnsPostgresBench } from './turns.ts';
 import { runWasmBench } from './wasm.ts';
@@ -32,6 +33,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   soak: runSoakBench,
   wasm: runWasmBench,
   telemetry: runTelemetryBench,
+  'tenant-export': runTenantExportBench,
 };
 
 const requested = process.argv.slice(2);

@@ -16,6 +16,14 @@ import { MCP_USAGE, SECRETS_USAGE, mcpCommand, secretsCommand } from './mcp.ts';
 import { WASM_USAGE, wasmCommand } from './wasm.ts';
 import { MEMORY_USAGE, memoryCommand } from './memory.ts';
 import { MIGRATE_USAGE, migrateCommand } from './migrate.ts';
+import {
+  EXPORT_HELP,
+  EXPORT_USAGE,
+  IMPORT_HELP,
+  IMPORT_USAGE,
+  exportCommand,
+  importCommand,
+} from './tenant-transfer.ts';
 import { RUNS_USAGE, runsCommand } from './runs.ts';
 import { APPROVALS_USAGE, approvalsCommand } from './approvals.ts';
 import { SERVE_USAGE, serveCommand } from './serve.ts';
@@ -51,6 +59,18 @@ const COMMANDS: Record<string, { run: Command; usage: string; about: string; hel
     usage: RESTORE_USAGE,
     about: 'put a backup in place (keel stopped)',
     help: RESTORE_HELP,
+  },
+  export: {
+    run: exportCommand,
+    usage: EXPORT_USAGE,
+    about: "write one tenant's data to a file (holds its secrets)",
+    help: EXPORT_HELP,
+  },
+  import: {
+    run: importCommand,
+    usage: IMPORT_USAGE,
+    about: 'write an exported tenant into this store, in one transaction',
+    help: IMPORT_HELP,
   },
   memory: {
     run: memoryCommand,

@@ -18,6 +18,7 @@ import type {
 import type { WebhookInfo, WebhookRecord } from './rules/webhooks.ts';
 import type { EntryPage } from './rules/keyset.ts';
 import type { PruneInput, PruneResult } from './rules/retention.ts';
+import type { TenantDump } from './rules/tenant-export.ts';
 import type {
   Agent,
   AgentSpec,
@@ -479,7 +480,18 @@ export interface Store
     WasmToolStore,
     ApprovalStore,
     RetentionStore,
-    UsageStore {}
+    UsageStore,
+    TenantImportTarget {}
+
+/**
+ * `keel import` (docs/operations.md, "Moving a tenant"): writes a checked tenant export
+ * in one transaction. Throws CONFLICT, writing nothing, when the tenant exists; any
+ * other failure (a row the target refuses) rolls back every row.
+ */
+export interface TenantImportTarget {
+  /** Returns the number of rows written. */
+  importTenant(dump: TenantDump): Promise<number>;
+}
 
 /** Model usage and budgets (src/store/rules/usage.ts, docs/http-api.md, Usage). */
 export interface UsageStore {

@@ -16,6 +16,8 @@ import type { PostgresMigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
 import type { PostgresFeatures } from './postgres-store.ts';
 import { PostgresStore } from './postgres-store.ts';
+import type { EmitRow, TenantExportOptions } from './tenant-export.ts';
+import { readPostgresTenant } from './tenant-export.ts';
 
 export { CLAIM_SQL } from './runs.ts';
 export type { PostgresStore, PostgresFeatures } from './postgres-store.ts';
@@ -226,6 +228,35 @@ export async function migratePostgres(
     return options.check
       ? await migrationReport(client, parsed.schema, migrations)
       : await applyMigrations(client, parsed.schema, migrations);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * `keel export` from PostgreSQL: one tenant's rows, read in one snapshot on a client of
+ * its own (the schema must be current: run keel migrate first).
+ */
+export async function exportPostgresTenant(
+  url: string,
+  options: TenantExportOptions,
+  emit: EmitRow,
+): Promise<number> {
+  const parsed = parseUrl(url, undefined);
+  const client = new pg.Client(clientConfig(parsed.url, parsed.schema));
+  await client.connect().catch((error: Error) => {
+    const why = isMissingDatabase(error) ? missingDatabaseHint(parsed.url) : error.message;
+    throw new KeelError('STORE_UNAVAILABLE', `PostgreSQL ${parsed.safe}: ${why}`);
+  });
+  try {
+    const report = await migrationReport(client, parsed.schema, loadMigrations());
+    if (report.pending.length > 0) {
+      throw new KeelError(
+        'CONFIG_INVALID',
+        `the PostgreSQL store ${parsed.safe} is at schema ${report.current}, this keel exports ${report.latest}: run keel migrate first`,
+      );
+    }
+    return await readPostgresTenant(client, options, emit);
   } finally {
     await client.end();
   }

@@ -2,6 +2,8 @@
 // client (context.ts), reads are single statements on the pool, and a dedicated
 // LISTEN connection brings other processes' changes to this process's subscribers.
 
+import type { TenantDump } from '../rules/tenant-export.ts';
+import { importPostgresTenant } from './tenant-export.ts';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
 import type {
   Agent,
@@ -153,6 +155,10 @@ export class PostgresStore implements Store {
 
   subscribe(listener: ChangeListener, runId?: string): () => void {
     return this.ctx.hub.subscribe(listener, runId);
+  }
+
+  async importTenant(dump: TenantDump): Promise<number> {
+    return importPostgresTenant(this.ctx, dump);
   }
 
   async stats(tenant?: string): Promise<StoreStats> {

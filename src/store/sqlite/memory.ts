@@ -25,7 +25,7 @@ import {
 import { requireStorageQuota, requireTenant } from './guards.ts';
 import { memoryFactBytes } from '../rules/tenant-usage.ts';
 
-interface MemoryRow extends MemoryFactRow {
+export interface MemoryRow extends MemoryFactRow {
   embedder: string | null;
   dim: number | null;
 }
@@ -80,7 +80,7 @@ function vectorBytes(values: Float32Array): Buffer {
 }
 
 /** Replaces the fact's vector (deleting one of another dimension) and records its embedder. */
-function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVector): void {
+export function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVector): void {
   checkVector(vector);
   const dim = vector.values.length;
   if (row.dim !== null && vectorTableExists(ctx, row.dim)) {

@@ -2,6 +2,8 @@
 // wrapper over a synchronous repository function: a write is one BEGIN IMMEDIATE
 // transaction that finishes before the method's promise settles.
 
+import type { TenantDump } from '../rules/tenant-export.ts';
+import { importSqliteTenant } from './tenant-export.ts';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { DELIVERY_STATUSES, RUN_STATUSES } from '../../types.ts';
 import type {
@@ -186,6 +188,10 @@ export class SqliteStore implements Store {
 
   subscribe(listener: ChangeListener, runId?: string): () => void {
     return this.ctx.hub.subscribe(listener, runId);
+  }
+
+  async importTenant(dump: TenantDump): Promise<number> {
+    return importSqliteTenant(this.ctx, dump);
   }
 
   async stats(tenant?: string): Promise<StoreStats> {
