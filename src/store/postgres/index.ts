@@ -16,7 +16,7 @@ import type { PostgresMigrationReport } from './migrations.ts';
 import { applyMigrations, loadMigrations, migrationReport } from './migrations.ts';
 import type { PostgresFeatures } from './postgres-store.ts';
 import { PostgresStore } from './postgres-store.ts';
-import type { EmitRow, TenantExportOptions } from './tenant-export.ts';
+import type { EmitRow, TenantExportOptions } from '../rules/tenant-export.ts';
 import { readPostgresTenant } from './tenant-export.ts';
 
 export { CLAIM_SQL } from './runs.ts';

@@ -10,28 +10,16 @@
 import type { PruneInput, PruneResult, RetentionCursor } from '../rules/retention.ts';
 import {
   JOURNAL_TABLES,
-  PRUNABLE_STATUSES,
   busyResult,
   cursorParams,
   journalBatchOutcome,
   retentionCutoff,
+  retentionWalkSql,
   runsBatchOutcome,
 } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
 
-const FINISHED = PRUNABLE_STATUSES.map((status) => `'${status}'`).join(', ');
-
-// The walk: finished runs past the cutoff, after the cursor, oldest first (runs_finished).
-const WALK = `SELECT finished_at, run_id FROM runs
-  WHERE finished_at IS NOT NULL AND finished_at < $1 AND (finished_at, run_id) > ($2, $3)
-    AND status IN (${FINISHED})`;
-
-// A run goes once its journal is gone and nothing still has to be delivered from it.
-const RUNS_WALK = `${WALK}
-    AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = runs.run_id)
-    AND NOT EXISTS (SELECT 1 FROM run_entries n WHERE n.run_id = runs.run_id)
-    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.run_id = runs.run_id
-                      AND d.status <> 'delivered')`;
+const PLACEHOLDERS = ['$1', '$2', '$3'] as const;
 
 interface CursorRow {
   finished_at: string | number;
@@ -45,7 +33,7 @@ export async function pruneRunHistory(ctx: PgContext, input: PruneInput): Promis
     );
     if (!lock?.locked) return busyResult(input.after);
     const cutoff = retentionCutoff(tx.now, input.older_than_ms);
-    const walk = input.part === 'runs' ? RUNS_WALK : WALK;
+    const walk = retentionWalkSql(input.part, PLACEHOLDERS);
     const rows = await tx.rows<CursorRow>(`${walk} ORDER BY finished_at, run_id LIMIT $4`, [
       cutoff,
       ...cursorParams(input.after),

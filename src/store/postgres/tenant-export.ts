@@ -5,7 +5,12 @@
 
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
-import type { ExportRow, TenantDump } from '../rules/tenant-export.ts';
+import type {
+  EmitRow,
+  ExportRow,
+  TenantDump,
+  TenantExportOptions,
+} from '../rules/tenant-export.ts';
 import {
   activeRunsRefusal,
   rowRefusal,
@@ -21,13 +26,6 @@ import {
   tableSpec,
 } from '../rules/tenant-tables.ts';
 import type { PgContext, Tx } from './context.ts';
-
-export interface TenantExportOptions {
-  tenant: string;
-  includeActive: boolean;
-}
-
-export type EmitRow = (table: string, row: ExportRow) => void;
 
 /** Reads one tenant's rows in export order into `emit` on a connected client. */
 export async function readPostgresTenant(

@@ -113,3 +113,26 @@ export function runsBatchOutcome(
 export function cursorParams(after: RetentionCursor | null): [number, string] {
   return after ? [after.finished_at, after.run_id] : [Number.MIN_SAFE_INTEGER, ''];
 }
+
+/**
+ * The walk over runs a batch may prune: finished runs past the cutoff, after the cursor,
+ * oldest first (index runs_finished). For `runs`, a run goes only once its journal is
+ * gone and nothing still has to be delivered from it. `params` are the dialect's three
+ * placeholders (cutoff, cursor time, cursor run id); only they differ per backend.
+ */
+export function retentionWalkSql(
+  part: RetentionPart,
+  params: readonly [string, string, string],
+): string {
+  const finished = PRUNABLE_STATUSES.map((status) => `'${status}'`).join(', ');
+  const walk = `SELECT finished_at, run_id FROM runs
+  WHERE finished_at IS NOT NULL AND finished_at < ${params[0]}
+    AND (finished_at, run_id) > (${params[1]}, ${params[2]})
+    AND status IN (${finished})`;
+  if (part !== 'runs') return walk;
+  return `${walk}
+    AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = runs.run_id)
+    AND NOT EXISTS (SELECT 1 FROM run_entries n WHERE n.run_id = runs.run_id)
+    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.run_id = runs.run_id
+                      AND d.status <> 'delivered')`;
+}

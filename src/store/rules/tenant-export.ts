@@ -22,6 +22,16 @@ export const EXPORT_VERSION = 1;
 export type ExportValue = string | number | boolean | Buffer | null;
 export type ExportRow = Record<string, ExportValue>;
 
+/** What `keel export` asks a backend for. */
+export interface TenantExportOptions {
+  tenant: string;
+  /** Export runs in flight too (the source's processes must all be stopped). */
+  includeActive: boolean;
+}
+
+/** Receives each exported row, in export order. */
+export type EmitRow = (table: string, row: ExportRow) => void;
+
 export interface ExportHeader {
   format: typeof EXPORT_FORMAT;
   version: typeof EXPORT_VERSION;

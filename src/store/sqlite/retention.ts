@@ -6,32 +6,20 @@
 import type { PruneInput, PruneResult, RetentionCursor } from '../rules/retention.ts';
 import {
   JOURNAL_TABLES,
-  PRUNABLE_STATUSES,
   cursorParams,
   journalBatchOutcome,
   retentionCutoff,
+  retentionWalkSql,
   runsBatchOutcome,
 } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 
-const FINISHED = PRUNABLE_STATUSES.map((status) => `'${status}'`).join(', ');
-
-// The walk: finished runs past the cutoff, after the cursor, oldest first (runs_finished).
-const WALK = `SELECT finished_at, run_id FROM runs
-  WHERE finished_at IS NOT NULL AND finished_at < ? AND (finished_at, run_id) > (?, ?)
-    AND status IN (${FINISHED})`;
-
-// A run goes once its journal is gone and nothing still has to be delivered from it.
-const RUNS_WALK = `${WALK}
-    AND NOT EXISTS (SELECT 1 FROM run_events e WHERE e.run_id = runs.run_id)
-    AND NOT EXISTS (SELECT 1 FROM run_entries n WHERE n.run_id = runs.run_id)
-    AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.run_id = runs.run_id
-                      AND d.status <> 'delivered')`;
+const PLACEHOLDERS = ['?', '?', '?'] as const;
 
 export function pruneRunHistory(ctx: StoreContext, input: PruneInput): PruneResult {
   return ctx.write(() => {
     const cutoff = retentionCutoff(ctx.now(), input.older_than_ms);
-    const walk = input.part === 'runs' ? RUNS_WALK : WALK;
+    const walk = retentionWalkSql(input.part, PLACEHOLDERS);
     const candidates = ctx
       .sql(`${walk} ORDER BY finished_at, run_id LIMIT CAST(? AS INTEGER)`)
       .all(cutoff, ...cursorParams(input.after), input.limit) as RetentionCursor[];

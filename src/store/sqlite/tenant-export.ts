@@ -10,7 +10,12 @@ import type { Database as SqliteDatabase } from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { KeelError } from '../../errors.ts';
-import type { ExportRow, TenantDump } from '../rules/tenant-export.ts';
+import type {
+  EmitRow,
+  ExportRow,
+  TenantDump,
+  TenantExportOptions,
+} from '../rules/tenant-export.ts';
 import { activeRunsRefusal, rowRefusal, tenantExistsRefusal } from '../rules/tenant-export.ts';
 import {
   ACTIVE_RUN_STATUSES,
@@ -24,14 +29,6 @@ import type { StoreContext } from './context.ts';
 import { acquireDataDirLock } from './lock.ts';
 import { vectorTable, writeVector } from './memory.ts';
 import { loadMigrations, migrationReport } from './migrations.ts';
-
-export interface TenantExportOptions {
-  tenant: string;
-  /** Export runs in flight too (the source's processes must all be stopped). */
-  includeActive: boolean;
-}
-
-export type EmitRow = (table: string, row: ExportRow) => void;
 
 /** Reads one tenant's rows in export order into `emit`; returns how many. */
 export function exportSqliteTenant(
