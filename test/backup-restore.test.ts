@@ -8,7 +8,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -372,5 +382,24 @@ describe('keel backup and keel restore (SQLite)', () => {
     assert.equal(third.setAside, `${target}.before-restore-20260102T030405Z-2`);
     assert.equal(olderTenants(third.setAside), 0, 'the second one aside is the first restore');
     assert.equal(olderTenants(second.setAside), 2, 'the first one aside is untouched');
+  });
+
+  it("a restore run as root leaves the database to the data dir's owner (the service user)", async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('needs root: only root can give files away');
+      return;
+    }
+    const root = tempDir();
+    const dataDir = join(root, 'data');
+    mkdirSync(dataDir);
+    const nobody = 65534;
+    chownSync(dataDir, nobody, nobody);
+    const source = join(root, 'current.db');
+    await migrateSqlite(source, { check: false });
+    await restoreSqlite(source, join(dataDir, 'keel.db'), { force: false });
+    for (const name of ['keel.db', 'keel.lock']) {
+      const { uid, gid } = statSync(join(dataDir, name));
+      assert.deepEqual([uid, gid], [nobody, nobody], `${name} belongs to the data dir's owner`);
+    }
   });
 });

@@ -19,6 +19,7 @@ import Database from 'better-sqlite3';
 import type { Database as SqliteDatabase } from 'better-sqlite3';
 import {
   closeSync,
+  chownSync,
   constants,
   copyFileSync,
   existsSync,
@@ -34,7 +35,7 @@ import {
 import { basename, dirname, resolve } from 'node:path';
 import { KeelError } from '../../errors.ts';
 import { loadSqliteVec, openConnection } from './connection.ts';
-import { acquireDataDirLock } from './lock.ts';
+import { acquireDataDirLock, lockPathFor } from './lock.ts';
 import { loadMigrations, migrationReport } from './migrations.ts';
 
 /** What a backup or a restored database holds, read from the checked copy. */
@@ -263,6 +264,18 @@ function asideName(target: string, now: number): string {
 }
 
 /**
+ * Run as root (`sudo keel restore` into a service's data dir, docs/deploy.md), the
+ * restored database and a lock file this process created would belong to root, mode
+ * 0600: the service's own user (systemd's DynamicUser) could no longer open them. They
+ * are given to the data dir's owner; as anyone else, files are already that user's.
+ */
+function giveToDirOwner(paths: readonly string[], dir: string): void {
+  if (process.getuid?.() !== 0) return;
+  const { uid, gid } = statSync(dir);
+  for (const path of paths) if (existsSync(path)) chownSync(path, uid, gid);
+}
+
+/**
  * Restores the keel database `source` (a `keel backup` file, or a keel.db copied from a
  * stopped keel) as the database at `target`. Takes the data dir's lock, so it refuses
  * while a keel process owns it (DATA_DIR_LOCKED); refuses an existing database unless
@@ -305,6 +318,7 @@ export async function restoreSqlite(
         if (existsSync(`${to}${suffix}`)) renameSync(`${to}${suffix}`, `${setAside}${suffix}`);
       }
     }
+    giveToDirOwner([partial, lockPathFor(to)], dirname(to));
     renameSync(partial, to);
     fsyncPath(dirname(to));
     return { ...summary, path: to, source: from, setAside, ms: Date.now() - started };
