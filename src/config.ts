@@ -6,7 +6,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import type { FileLocations } from './config-locations.ts';
-import { findConfigFile, findDataDir } from './config-locations.ts';
+import { findConfigFile, findDataDir, findFileStoreUrl } from './config-locations.ts';
 import { KeelError } from './errors.ts';
 import { defaultMaxWorkersPerTenant, defaultPoolSize } from './wasm/pool.ts';
 import { parseAllowedHost } from './web/allow-hosts.ts';
@@ -574,6 +574,10 @@ export function loadConfig(
     existsSync,
   );
   const storeUrl = flags.store_url ?? env.KEEL_STORE_URL;
+  const fileStore =
+    storeUrl === undefined && file.store?.url !== undefined
+      ? findFileStoreUrl(file.store.url, configPath, cwd, existsSync)
+      : null;
   const adminTokenEnv = file.auth?.admin_token_env ?? 'KEEL_ADMIN_TOKEN';
   const adminToken = env[adminTokenEnv] ?? env.KEEL_ADMIN_TOKEN ?? null;
   if (adminToken !== null && adminToken.length < 16) {
@@ -617,12 +621,16 @@ export function loadConfig(
       ...(flags.port !== undefined && { port: flags.port }),
     },
     data_dir: dataDir.path,
-    files: { config: configPath, data_dir_from: dataDir.from },
+    files: {
+      config: configPath,
+      data_dir_from: dataDir.from,
+      earlier_paths: [dataDir.earlier, fileStore?.earlier ?? null].filter((p) => p !== null),
+    },
     store: {
       url:
         storeUrl !== undefined
           ? normalizeStoreUrl(storeUrl, cwd)
-          : normalizeStoreUrl(file.store?.url ?? `sqlite:${dataDir.path}/keel.db`, fileDir),
+          : normalizeStoreUrl(fileStore?.url ?? `sqlite:${dataDir.path}/keel.db`, fileDir),
       durability: file.store?.durability ?? 'full',
     },
     admin_token: adminToken,

@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { assertListenAllowed, buildApi } from './api/app.ts';
 import { buildRoleHealthServer } from './api/role-health.ts';
 import type { KeelConfig } from './config.ts';
-import { describeFiles } from './config-locations.ts';
+import { describeEarlierPaths, describeFiles } from './config-locations.ts';
 import { KeelError } from './errors.ts';
 import type { Failpoints } from './failpoints.ts';
 import { inertFailpoints } from './failpoints.ts';
@@ -174,6 +174,9 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   // Before the store opens, so a store that fails to open still says where it looked.
   const files = describeFiles(config);
   logger.info(files.fields, files.message);
+  for (const earlier of describeEarlierPaths(config.files)) {
+    logger.warn(earlier.fields, earlier.message);
+  }
   if (config.files.data_dir_from === 'legacy') {
     logger.warn(
       { data_dir: config.data_dir },

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { describeFiles, redactStoreUrl } from '../src/config-locations.ts';
+import { describeEarlierPaths, describeFiles, redactStoreUrl } from '../src/config-locations.ts';
 import { isKeelError } from '../src/errors.ts';
+import { openPostgresStore } from '../src/store/postgres/index.ts';
 
 const dirs: string[] = [];
 function temp(): string {
@@ -171,8 +172,77 @@ describe('config file and data dir locations', () => {
     const pg = loadConfig({ store_url: 'postgres://keel:s3cret@db.example:5432/keel' }, env, cwd);
     const line = describeFiles(pg);
     assert.doesNotMatch(JSON.stringify(line), /s3cret/);
-    assert.equal(line.fields.store, 'postgres://keel:***@db.example:5432/keel');
-    assert.equal(redactStoreUrl('postgresql://u@h/db'), 'postgresql://u@h/db');
+    assert.equal(line.fields.store, 'postgres://db.example:5432/keel');
+    assert.equal(redactStoreUrl('postgresql://u@h/db'), 'postgresql://h:5432/db');
     assert.equal(redactStoreUrl('sqlite:/x/keel.db'), 'sqlite:/x/keel.db');
+  });
+
+  it('the start line never carries a password: not from ?password=, not from an unencoded "/"', () => {
+    const { cwd, env } = machine();
+    const line = (url: string) => describeFiles(loadConfig({ store_url: url }, env, cwd));
+    // pg reads a password from the query too (?password=, ?sslpassword=)
+    const query = line('postgres://keel@db/keel?password=s3cret&sslpassword=s3cret2&schema=t1');
+    assert.doesNotMatch(JSON.stringify(query), /s3cret/);
+    assert.equal(query.fields.store, 'postgres://db:5432/keel?schema=t1');
+    // a "/" in the password: new URL refuses it, or reads the password as host:port/path
+    for (const url of ['postgres://u:ab/s3cret@host/db', 'postgres://u:12/s3cret@host/db']) {
+      const slashed = line(url);
+      assert.doesNotMatch(JSON.stringify(slashed), /s3cret/);
+      assert.equal(slashed.fields.store, 'postgres://<unparseable URL>');
+    }
+  });
+
+  it('the PostgreSQL store refuses a URL it cannot print safely, before connecting', async () => {
+    await assert.rejects(
+      openPostgresStore({ url: 'postgres://u:12/cd@127.0.0.1/keel' }),
+      (error: unknown) =>
+        isKeelError(error, 'CONFIG_INVALID') &&
+        /^store\.url: /.test(error.message) &&
+        !error.message.includes('12/cd'),
+    );
+  });
+
+  it('an upgrade keeps a relative data_dir / sqlite store.url where the earlier keel read it (cwd) while only there is a database', () => {
+    // Before: --config /etc/keel/keel.toml, data_dir = ".keel", started from /srv/keel,
+    // used /srv/keel/.keel. Now relative to keel.toml: /etc/keel/.keel, with no database.
+    const { cwd, env } = machine();
+    const etc = temp();
+    const file = write(join(etc, 'keel.toml'), 'data_dir = ".keel"\n');
+    write(join(cwd, '.keel/keel.db'), 'the earlier database');
+    const kept = loadConfig({ config: file }, env, cwd);
+    assert.equal(kept.data_dir, join(cwd, '.keel'));
+    assert.equal(kept.store.url, `sqlite:${join(cwd, '.keel/keel.db')}`);
+    assert.deepEqual(kept.files.earlier_paths, [
+      { setting: 'data_dir', path: join(cwd, '.keel'), instead_of: join(etc, '.keel') },
+    ]);
+    const [warning, ...more] = describeEarlierPaths(kept.files);
+    assert.equal(more.length, 0);
+    assert.ok(warning?.message.includes(join(cwd, '.keel')));
+    assert.ok(warning?.message.includes(join(etc, '.keel')));
+    // a database beside keel.toml wins: the new rule, no warning
+    write(join(etc, '.keel/keel.db'), 'a database at the new place');
+    const moved = loadConfig({ config: file }, env, cwd);
+    assert.equal(moved.data_dir, join(etc, '.keel'));
+    assert.deepEqual(moved.files.earlier_paths, []);
+    // a relative sqlite store.url likewise
+    const storeFile = write(join(etc, 'store.toml'), '[store]\nurl = "sqlite:db/k.db"\n');
+    write(join(cwd, 'db/k.db'), 'the earlier database');
+    const store = loadConfig({ config: storeFile }, env, cwd);
+    assert.equal(store.store.url, `sqlite:${join(cwd, 'db/k.db')}`);
+    assert.deepEqual(store.files.earlier_paths, [
+      { setting: 'store.url', path: join(cwd, 'db/k.db'), instead_of: join(etc, 'db/k.db') },
+    ]);
+    write(join(etc, 'db/k.db'), 'a database at the new place');
+    assert.equal(
+      loadConfig({ config: storeFile }, env, cwd).store.url,
+      `sqlite:${join(etc, 'db/k.db')}`,
+    );
+    // a store URL from the environment is not keel.toml's: nothing kept, nothing warned
+    const fromEnv = loadConfig(
+      { config: storeFile },
+      { ...env, KEEL_STORE_URL: 'sqlite:x.db' },
+      cwd,
+    );
+    assert.deepEqual(fromEnv.files.earlier_paths, []);
   });
 });

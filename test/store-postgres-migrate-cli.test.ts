@@ -90,7 +90,7 @@ describe('keel migrate creates a missing PostgreSQL database', { skip }, () => {
     // Before the store opens, serve says what it read and where it would write.
     assert.ok(
       served.out.includes(
-        `config none; data dir ${home}/data (KEEL_HOME); store postgres://postgres:***@127.0.0.1:5432/${database}`,
+        `config none; data dir ${home}/data (KEEL_HOME); store postgres://127.0.0.1:5432/${database}`,
       ),
       served.out,
     );

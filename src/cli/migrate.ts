@@ -3,6 +3,7 @@
 // it first creates the database when it does not exist (or prints the command that
 // does, when this user may not).
 
+import { redactStoreUrl } from '../config-locations.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { UsageError } from './errors.ts';
 
@@ -26,8 +27,8 @@ export async function migrateCommand(
   const migrate = url.startsWith('sqlite:')
     ? (check: boolean) => migrateSqlite(url.slice('sqlite:'.length), { check, durability })
     : (check: boolean) => migratePostgres(url, { check });
-  // Printed URLs never carry a password.
-  const shownUrl = url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+  // Printed URLs never carry a password (the start log line's rule).
+  const shownUrl = redactStoreUrl(url);
   if (!url.startsWith('sqlite:') && !values.check) {
     const { database, created } = await ensurePostgresDatabase(url);
     if (created) print(`created database ${database}`);

@@ -8,6 +8,7 @@ import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
+import { postgresAddress } from './address.ts';
 import { ensureDatabase, isMissingDatabase, missingDatabaseHint } from './create-database.ts';
 import { ChangeListenerConnection } from './listener.ts';
 import { PgLiveChannel } from './live-channel.ts';
@@ -51,6 +52,13 @@ function parseUrl(
   url: string,
   schema: string | undefined,
 ): { url: string; schema: string; safe: string } {
+  const safe = postgresAddress(url);
+  if (safe === null) {
+    throw new KeelError(
+      'CONFIG_INVALID',
+      'store.url: not a PostgreSQL URL keel can read (postgres://user:password@host:port/database; percent-encode "/", "@", ":" in the password)',
+    );
+  }
   const parsed = new URL(url);
   const fromUrl = parsed.searchParams.get('schema');
   parsed.searchParams.delete('schema');
@@ -61,7 +69,6 @@ function parseUrl(
       `store.url: schema "${chosen}" must match ${SCHEMA_PATTERN.source}`,
     );
   }
-  const safe = `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
   return { url: parsed.toString(), schema: chosen, safe };
 }
 
