@@ -32,7 +32,8 @@ tools, tokens, deliveries, usage) to FILE as JSON Lines, read in one consistent 
 FILE holds the tenant's secret values: it is created with mode 0600; keep it so.
 Refuses while the tenant has runs queued, running or waiting for approval; with
 --include-active they are exported as they are, to be resumed on the target (only when
-no keel process uses the source store any more; on SQLite it takes the data-dir lock).
+no keel process uses the source store any more; on SQLite it takes the data-dir lock,
+on PostgreSQL it refuses while a run is leased or the scheduler heartbeat is recent).
 See docs/operations.md, "Moving a tenant".`;
 
 export const IMPORT_HELP = `Checks every line of FILE (written by keel export), then writes the tenant into the
