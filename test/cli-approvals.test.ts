@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { decideCommands } from '../src/cli/approval-notice.ts';
+import { loadClientConfig } from '../src/cli/client-config.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
@@ -31,22 +33,31 @@ async function http(method: string, path: string, body?: unknown): Promise<Loose
   return response.json();
 }
 
-function env(): NodeJS.ProcessEnv {
+/** The environment without KEEL_*, then `keel` (this keel and tenant `ask` unless told). */
+function env(
+  keelEnv: NodeJS.ProcessEnv = { KEEL_URL: keel.url, KEEL_TENANT: 'ask' },
+): NodeJS.ProcessEnv {
   const clean: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env))
     if (!key.startsWith('KEEL_')) clean[key] = value;
-  return { ...clean, KEEL_URL: keel.url, KEEL_TENANT: 'ask' };
+  return { ...clean, ...keelEnv };
 }
 
-/** A `keel` child whose output is read as it comes; `done` resolves at 'close'. */
-function startCli(...args: string[]): {
+type Cli = {
   child: ChildProcess;
   out: () => string;
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
-} {
+};
+
+/** A `keel` child whose output is read as it comes; `done` resolves at 'close'. */
+function startCli(...args: string[]): Cli {
+  return startCliIn(env(), ...args);
+}
+
+function startCliIn(childEnv: NodeJS.ProcessEnv, ...args: string[]): Cli {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
-    env: env(),
+    env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -69,8 +80,8 @@ async function noticeIn(out: () => string): Promise<{ approve: string[]; deny: s
       everyMs: 50,
     },
   );
-  const approve = /approve: keel (approvals approve \S+ \S+)\n/.exec(text)?.[1];
-  const deny = /deny: {4}keel (approvals deny \S+ \S+) \[--note "why"\]\n/.exec(text)?.[1];
+  const approve = /approve: keel (approvals approve \S+ \S+.*)\n/.exec(text)?.[1];
+  const deny = /deny: {4}keel (approvals deny \S+ \S+.*) \[--note "why"\]\n/.exec(text)?.[1];
   assert.ok(approve && deny, text);
   return { approve: approve.split(' '), deny: deny.split(' ') };
 }
@@ -129,6 +140,57 @@ describe('the CLI says what a run waits for', () => {
     // The model's answer is printed last, as --wait always did: it got the denial.
     assert.match(finished.stdout, /APPROVAL_DENIED/);
     assert.match(finished.stdout, /not today/);
+  });
+
+  it('the commands repeat --tenant and --url given as flags (not the token): pasted into a shell with other KEEL_* they decide this run', async () => {
+    // This keel reaches the server and tenant by flags only; its environment points elsewhere.
+    const elsewhere = { KEEL_URL: 'http://127.0.0.1:9', KEEL_TENANT: 'default' };
+    const first = startCliIn(
+      env(elsewhere),
+      'turn',
+      'careful',
+      'flags',
+      `${CALC}\nwhat is 6*7`,
+      '--wait',
+      '--tenant',
+      'ask',
+      '--url',
+      keel.url,
+      '--token',
+      'not-printed',
+    );
+    const commands = await noticeIn(first.out);
+    const runId = commands.approve[2];
+    assert.deepEqual(commands.approve.slice(4), ['--tenant', 'ask', '--url', keel.url]);
+    assert.deepEqual(commands.deny.slice(4), ['--tenant', 'ask', '--url', keel.url]);
+    assert.doesNotMatch(first.out(), /not-printed|--token/);
+    // Another shell: the same KEEL_* that point elsewhere; the pasted command finds the run.
+    const approved = await startCliIn(env(elsewhere), ...commands.approve).done;
+    assert.equal(approved.code, 0, approved.stderr);
+    assert.equal(approved.stdout, `${runId} ${commands.approve[3]} approved\n`);
+    const finished = await first.done;
+    assert.equal(finished.code, 0, finished.stderr);
+    assert.match(finished.stdout, /calc_eval: \{"expression":"6\*7","value":42\}\n$/);
+  });
+
+  it('decideCommands repeats only what was given by flag, quoted for a shell', () => {
+    const fromEnv = loadClientConfig({}, { KEEL_URL: 'http://h:9000', KEEL_TENANT: 'alice' });
+    assert.deepEqual(decideCommands('r1', 'c1', fromEnv.given), {
+      approve: 'keel approvals approve r1 c1',
+      deny: 'keel approvals deny r1 c1 [--note "why"]',
+    });
+    const fromFlags = loadClientConfig(
+      { tenant: 'alice', url: 'http://h:9000/', token: 'secret' },
+      { KEEL_TOKEN: 'secret2' },
+    );
+    assert.equal(
+      decideCommands('r1', 'c1', fromFlags.given).approve,
+      'keel approvals approve r1 c1 --tenant alice --url http://h:9000',
+    );
+    assert.equal(
+      decideCommands('r1', 'c1', { tenant: "o'brien x" }).approve,
+      `keel approvals approve r1 c1 --tenant 'o'\\''brien x'`,
+    );
   });
 
   it("approvals list shows each waiting call's arguments and its run's input, one line each", async () => {

@@ -35,8 +35,9 @@ const schemas = [
   freshSchemaName('keel_export'),
   freshSchemaName('keel_export_bad'),
   freshSchemaName('keel_export_active'),
+  freshSchemaName('keel_export_pg_source'),
 ];
-const [targetSchema = '', corruptSchema = '', activeSchema = ''] = schemas;
+const [targetSchema = '', corruptSchema = '', activeSchema = '', pgSourceSchema = ''] = schemas;
 const work = mkdtempSync(join(tmpdir(), 'keel-export-'));
 after(async () => {
   rmSync(work, { recursive: true, force: true });
@@ -446,3 +447,101 @@ describe('keel export --include-active: a run in flight resumes on the target', 
     }
   });
 });
+
+describe(
+  'keel export --include-active from PostgreSQL: refused while a keel still works there',
+  { skip },
+  () => {
+    it('refuses while a worker holds a run and while a scheduler beats; once both stop, exports the run', async () => {
+      // A lease of 3 s (renewed every second) holds on a loaded machine, and the run
+      // outlasts the export's child process.
+      const toml = `${TOML}[workers]\nlease_ms = 3000\n`;
+      const env = { KEEL_STORE_URL: pgUrl(pgSourceSchema) };
+      const fast = { shutdownGraceMs: 100 };
+      // api + worker, no scheduler: only the run's lease shows that a keel works here.
+      const api = await startTestKeel({ toml, env, keel: { ...fast, role: 'api' } });
+      const worker = await startTestKeel({ toml, env, keel: { ...fast, role: 'worker' } });
+      const client = createKeelClient({ baseUrl: api.url });
+      await client.tenants.create({ name: 'leased' });
+      await client.agents.put('leased', 'helper', { model: 'fixture/echo' });
+      const submitted = await client.turns.submit('leased', {
+        agent: 'helper',
+        scope: 'chat',
+        payload: { text: '@sleep 15000\nstill here' },
+      });
+      const out = join(work, 'leased.jsonl');
+      const exportActive = () =>
+        keel(
+          'export',
+          'leased',
+          '--store-url',
+          pgUrl(pgSourceSchema),
+          '--out',
+          out,
+          '--include-active',
+        );
+      try {
+        const deadline = Date.now() + 10_000;
+        while ((await client.runs.get('leased', submitted.run_id)).run.status !== 'running') {
+          assert.ok(Date.now() < deadline, 'the worker claims the run');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const held = exportActive();
+        assert.equal(held.code, 1, held.out);
+        assert.match(held.out, /CONFLICT/);
+        assert.match(held.out, new RegExp(`held by a worker \\(${submitted.run_id}; leased until`));
+        assert.doesNotMatch(held.out, /scheduler beat/);
+        assert.equal(existsSync(out), false, 'no file');
+      } finally {
+        await worker.close(); // mid-run: the run stays `running` (no worker takes it here)
+        await api.close();
+      }
+      // The lease (3 s) runs out with nobody renewing it: the run moves with the tenant.
+      let exported = exportActive();
+      for (const deadline = Date.now() + 15_000; exported.code !== 0 && Date.now() < deadline;) {
+        assert.match(exported.out, /held by a worker/);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        exported = exportActive();
+      }
+      assert.equal(exported.code, 0, exported.out);
+      const runLine = readFileSync(out, 'utf8')
+        .split('\n')
+        .find((line) => line.includes('"table":"runs"'));
+      assert.match(runLine ?? '', /"status":"(running|queued)"/);
+      rmSync(out);
+
+      // A keel with the scheduler (role all) beats on the store: refused though no run is held.
+      const all = await startTestKeel({ toml, env, keel: fast });
+      try {
+        // Its first beat comes at its scheduler's first tick, not at once.
+        const beaten = async () => {
+          const pgClient = new pg.Client({ connectionString: POSTGRES_URL });
+          await pgClient.connect();
+          try {
+            const result = await pgClient.query(
+              `SELECT 1 FROM "${pgSourceSchema}".scheduler_heartbeat
+               WHERE beat_at > floor(extract(epoch from now()) * 1000) - 5000`,
+            );
+            return result.rowCount === 1;
+          } finally {
+            await pgClient.end();
+          }
+        };
+        for (const deadline = Date.now() + 15_000; !(await beaten());) {
+          assert.ok(Date.now() < deadline, 'the scheduler beats');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const beating = exportActive();
+        assert.equal(beating.code, 1, beating.out);
+        assert.match(
+          beating.out,
+          /CONFLICT: --include-active: a keel process still works on this store/,
+        );
+        assert.match(beating.out, /a scheduler beat \d+ s ago/);
+        assert.equal(existsSync(out), false, 'no file');
+      } finally {
+        await all.close();
+      }
+    });
+  },
+);

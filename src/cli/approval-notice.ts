@@ -3,6 +3,8 @@
 // `keel turn --wait` and `keel chat` where a silent pause would look like a hang — and
 // how the decision came out.
 
+import type { ClientConfig } from './client-config.ts';
+import { repeatedFlags } from './client-config.ts';
 import type { Connection } from './keel.ts';
 import type { StreamEvent } from './event-printer.ts';
 
@@ -12,11 +14,20 @@ export function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-/** The commands that decide one call, as `keel approvals` takes them. */
-export function decideCommands(runId: string, callId: string): { approve: string; deny: string } {
+/**
+ * The commands that decide one call, as `keel approvals` takes them, with the `--tenant`
+ * and `--url` this command was given by flag: pasted into another shell they reach the
+ * same run (its environment gives KEEL_URL / KEEL_TENANT, not these flags).
+ */
+export function decideCommands(
+  runId: string,
+  callId: string,
+  given: ClientConfig['given'] = {},
+): { approve: string; deny: string } {
+  const flags = repeatedFlags(given);
   return {
-    approve: `keel approvals approve ${runId} ${callId}`,
-    deny: `keel approvals deny ${runId} ${callId} [--note "why"]`,
+    approve: `keel approvals approve ${runId} ${callId}${flags}`,
+    deny: `keel approvals deny ${runId} ${callId}${flags} [--note "why"]`,
   };
 }
 
@@ -30,11 +41,16 @@ export interface RequestedCall {
 
 /**
  * The lines (no trailing newline) announcing a call that waits: what it is and how to
- * decide it. `hint` is one more line, e.g. keel chat's own commands.
+ * decide it. `given`: the connection flags the commands repeat; `hint` is one more line,
+ * e.g. keel chat's own commands.
  */
-export function waitingNotice(runId: string, call: RequestedCall, hint?: string): string {
+export function waitingNotice(
+  runId: string,
+  call: RequestedCall,
+  { given, hint }: { given?: ClientConfig['given']; hint?: string } = {},
+): string {
   const args = call.arguments === undefined ? '' : ` ${oneLine(call.arguments, 160)}`;
-  const commands = decideCommands(runId, call.call_id);
+  const commands = decideCommands(runId, call.call_id, given);
   const lines = [
     `⏸ waiting for approval: ${call.name}${args}`,
     `  approve: ${commands.approve}`,

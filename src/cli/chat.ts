@@ -160,6 +160,7 @@ class ChatSession {
       const printer = new EventPrinter(this.write, {
         answerPrefix: `${this.agent}> `,
         runId,
+        given: this.client.config.given,
         approvalHint: 'or here: /approve, or /deny and the reason',
       });
       for await (const event of this.client.keel.turns.events(this.client.tenant, runId, {

@@ -12,6 +12,12 @@ export interface ClientConfig {
   url: string;
   token: string | null;
   tenant: string;
+  /**
+   * The url and tenant as given by flag (not by KEEL_URL / KEEL_TENANT or a default): a
+   * command printed for the user to run later repeats them, since another shell shares
+   * the environment but not this command line. Never the token.
+   */
+  given: { url?: string; tenant?: string };
 }
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -25,7 +31,28 @@ export function loadClientConfig(
     url,
     token: flags.token ?? env.KEEL_TOKEN ?? null,
     tenant: flags.tenant ?? env.KEEL_TENANT ?? 'default',
+    given: {
+      ...(flags.tenant !== undefined && { tenant: flags.tenant }),
+      ...(flags.url !== undefined && { url }),
+    },
   };
+}
+
+/** A word as a POSIX shell reads it back: bare when it is safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The flags (with a leading space, or '') that make a printed `keel` command reach the
+ * same server and tenant: those this command was given by flag. The token never.
+ */
+export function repeatedFlags(given: ClientConfig['given']): string {
+  const flags = [
+    ...(given.tenant !== undefined ? ['--tenant', given.tenant] : []),
+    ...(given.url !== undefined ? ['--url', given.url] : []),
+  ];
+  return flags.map((flag) => ` ${shellWord(flag)}`).join('');
 }
 
 /** The parseArgs options every client command accepts. */

@@ -325,7 +325,7 @@ export async function demoCommand(
 
     tour.title('Set up a tenant, an agent and a tenant token (admin token → tenant token)');
     const url = (keel as KeelChild | null)?.url ?? '';
-    const { keel: admin } = connect({ url, token: adminToken, tenant: TENANT });
+    const { keel: admin } = connect({ url, token: adminToken, tenant: TENANT, given: {} });
     await admin.tenants.create({ name: TENANT });
     const agent = await admin.agents.putText(
       TENANT,
@@ -337,7 +337,7 @@ export async function demoCommand(
       `agent ${agent.agent.name}: model ${agent.agent.model} (provider "local" = the fixture-model server)`,
     );
     const token = await admin.tenants.mintToken(TENANT, { name: 'demo' });
-    const client = connect({ url, token: token.token, tenant: TENANT });
+    const client = connect({ url, token: token.token, tenant: TENANT, given: {} });
     const forbidden = await client.keel.tenants.list().catch((error: unknown) => error);
     check(
       forbidden instanceof KeelApiError && forbidden.code === 'FORBIDDEN',

@@ -45,6 +45,8 @@ export class EventPrinter {
       verbose?: boolean;
       /** The run printed: an approval notice names it in the commands that decide. */
       runId?: string;
+      /** The connection flags an approval notice's commands repeat (ClientConfig.given). */
+      given?: { url?: string; tenant?: string };
       /** One more line under an approval notice (keel chat: its /approve and /deny). */
       approvalHint?: string;
     } = {},
@@ -99,7 +101,12 @@ export class EventPrinter {
         return;
       }
       case 'approval.requested':
-        this.line(waitingNotice(this.options.runId ?? '<run_id>', data, this.options.approvalHint));
+        this.line(
+          waitingNotice(this.options.runId ?? '<run_id>', data, {
+            ...(this.options.given && { given: this.options.given }),
+            ...(this.options.approvalHint && { hint: this.options.approvalHint }),
+          }),
+        );
         return;
       case 'approval.decided':
         this.line(`  ${decidedNotice(data)}`);

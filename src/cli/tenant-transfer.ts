@@ -4,7 +4,8 @@
 // checks are src/store/rules/tenant-export.ts.
 //
 // The export file holds the tenant's secret values and webhook signing secrets: it is
-// written 0600, under a temporary name renamed into place only once complete.
+// written 0600, under a temporary name linked into place only once complete (never over a
+// file that is there).
 
 import {
   closeSync,
@@ -14,12 +15,13 @@ import {
   openSync,
   readFileSync,
 } from 'node:fs';
-import { renameSync, rmSync, writeSync } from 'node:fs';
+import { rmSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { ExportHeader, ExportRow } from '../store/rules/tenant-export.ts';
 import { loadServerConfig, parseCommand, SERVER_OPTIONS } from './args.ts';
 import { NAME_PATTERN } from '../ids.ts';
 import { UsageError } from './errors.ts';
+import { publishNewFile } from '../publish-new-file.ts';
 
 export const EXPORT_USAGE = `keel export TENANT --out FILE [--include-active] [--config FILE] [--data-dir DIR] [--store-url URL]`;
 export const IMPORT_USAGE = `keel import FILE [--config FILE] [--data-dir DIR] [--store-url URL]`;
@@ -30,7 +32,8 @@ tools, tokens, deliveries, usage) to FILE as JSON Lines, read in one consistent 
 FILE holds the tenant's secret values: it is created with mode 0600; keep it so.
 Refuses while the tenant has runs queued, running or waiting for approval; with
 --include-active they are exported as they are, to be resumed on the target (only when
-no keel process uses the source store any more; on SQLite it takes the data-dir lock).
+no keel process uses the source store any more; on SQLite it takes the data-dir lock,
+on PostgreSQL it refuses while a run is leased or the scheduler heartbeat is recent).
 See docs/operations.md, "Moving a tenant".`;
 
 export const IMPORT_HELP = `Checks every line of FILE (written by keel export), then writes the tenant into the
@@ -63,7 +66,7 @@ export async function exportCommand(
   if (rest.length > 0) throw new UsageError(`export takes one TENANT: ${rest[0]}`);
   const out = values.out;
   if (out === undefined || out === '') throw new UsageError('export: --out FILE is required');
-  if (existsSync(out)) throw new UsageError(`--out: ${out} exists; keel export never overwrites`);
+  if (existsSync(out)) throw outExists(out);
   const config = await loadServerConfig(values);
   // Loaded here, not at the top: every `keel` command imports this file's usage line.
   const rules = await import('../store/rules/tenant-export.ts');
@@ -98,7 +101,7 @@ export async function exportCommand(
     writeSync(fd, `${rules.encodeEndLine(rows)}\n`);
     fsyncSync(fd);
     closeSync(fd);
-    renameSync(partial, out);
+    publishExport(partial, out);
     print(`exported tenant ${tenant}: ${rows} rows (${summary(counts)}) to ${out}`);
     print(
       `${out} holds the tenant's secret values (mode 0600): keep it private, delete it once imported`,
@@ -108,11 +111,23 @@ export async function exportCommand(
     try {
       closeSync(fd);
     } catch {
-      // already closed: the rename failed
+      // already closed: publishing failed
     }
     rmSync(partial, { force: true });
     throw error;
   }
+}
+
+function outExists(out: string): UsageError {
+  return new UsageError(`--out: ${out} exists; keel export never overwrites`);
+}
+
+/**
+ * The complete export file under its name `out`; refused as at the start when a file
+ * appeared there meanwhile (it is not replaced).
+ */
+export function publishExport(partial: string, out: string): void {
+  publishNewFile(partial, out, () => outExists(out));
 }
 
 function summary(counts: ReadonlyMap<string, number>): string {

@@ -44,7 +44,7 @@ async function waitTelling(
     for await (const event of keel.turns.events(tenant, runId)) {
       if (event.type === 'approval.requested') {
         const described = await withApprovalArguments(connection, runId, event);
-        print(`${waitingNotice(runId, described.data)}\n`);
+        print(`${waitingNotice(runId, described.data, { given: connection.config.given })}\n`);
       } else if (event.type === 'approval.decided') {
         print(`  ${decidedNotice(event.data)}\n`);
       }
@@ -98,7 +98,7 @@ export async function turnCommand(argv: string[], print: Print = stdout): Promis
   const runId = created.run_id;
   if (values.stream) {
     print(`run ${runId}${created.deduplicated ? ' (deduplicated)' : ''}\n`);
-    const printer = new EventPrinter(print, { runId });
+    const printer = new EventPrinter(print, { runId, given: connection.config.given });
     for await (const event of keel.turns.events(tenant, runId))
       printer.take(await withApprovalArguments(connection, runId, event));
     return printer.outcome.status === 'succeeded' ? 0 : 1;

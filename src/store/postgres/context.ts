@@ -78,7 +78,7 @@ function sqlOn(runner: pg.Pool | pg.PoolClient, names: StatementNames): Sql {
 }
 
 /** The database clock in milliseconds; the transaction's start time inside a transaction. */
-const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
+export const DB_NOW_MS = 'floor(extract(epoch from now()) * 1000)::bigint';
 
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '23505';

@@ -8,12 +8,14 @@ import { KeelError } from '../../errors.ts';
 import type {
   EmitRow,
   ExportRow,
+  SourceActivity,
   TenantDump,
   TenantExportOptions,
 } from '../rules/tenant-export.ts';
 import {
   activeRunsRefusal,
   rowRefusal,
+  sourceInUseRefusal,
   tenantExistsRefusal,
   vectorBytes,
   vectorValues,
@@ -26,6 +28,31 @@ import {
   tableSpec,
 } from '../rules/tenant-tables.ts';
 import type { PgContext, Tx } from './context.ts';
+import { DB_NOW_MS } from './context.ts';
+
+/** The leases and heartbeat sourceInUseRefusal judges, in the export's snapshot. */
+async function sourceActivity(client: pg.ClientBase, tenant: string): Promise<SourceActivity> {
+  const now = await client.query<{ now: string }>(`SELECT ${DB_NOW_MS} AS now`);
+  const running = await client.query<{ run_id: string; lease_expires_at: string | null }>(
+    `SELECT run_id, lease_expires_at FROM runs WHERE tenant = $1 AND status = 'running'`,
+    [tenant],
+  );
+  const beat = await client.query<{ holder: string; beat_at: string }>(
+    'SELECT holder, beat_at FROM scheduler_heartbeat WHERE id = 1',
+  );
+  const lastBeat = beat.rows[0];
+  return {
+    now: Number(now.rows[0]?.now),
+    running: running.rows.map((row) => ({
+      run_id: row.run_id,
+      lease_expires_at: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    })),
+    lastBeat:
+      lastBeat === undefined
+        ? null
+        : { holder: lastBeat.holder, beat_at: Number(lastBeat.beat_at) },
+  };
+}
 
 /** Reads one tenant's rows in export order into `emit` on a connected client. */
 export async function readPostgresTenant(
@@ -38,7 +65,10 @@ export async function readPostgresTenant(
   try {
     const found = await client.query('SELECT 1 FROM tenants WHERE name = $1', [tenant]);
     if (found.rowCount === 0) throw new KeelError('TENANT_NOT_FOUND', `tenant ${tenant} not found`);
-    if (!options.includeActive) {
+    if (options.includeActive) {
+      const refusal = sourceInUseRefusal(tenant, await sourceActivity(client, tenant));
+      if (refusal !== null) throw refusal;
+    } else {
       const active = await client.query<{ run_id: string }>(
         'SELECT run_id FROM runs WHERE tenant = $1 AND status = ANY($2) ORDER BY queue_pos',
         [tenant, ACTIVE_RUN_STATUSES],

@@ -11,6 +11,7 @@
 
 import { isKeelError, KeelError } from '../../errors.ts';
 import { NAME_PATTERN } from '../../ids.ts';
+import { SCHEDULER_STALE_MS } from '../../schedules/scheduler-watch.ts';
 import type { ColumnKind, ColumnSpec, TableSpec } from './tenant-tables.ts';
 import { TABLES_BY_NAME } from './tenant-tables.ts';
 
@@ -268,6 +269,55 @@ export function activeRunsRefusal(tenant: string, active: readonly string[]): Ke
   return new KeelError(
     'CONFLICT',
     `tenant ${tenant} has ${active.length} run(s) in flight (queued, running or waiting for approval: ${active.slice(0, 3).join(', ')}${active.length > 3 ? ', …' : ''}); let them finish or cancel them, or stop every keel process on this store and export with --include-active`,
+  );
+}
+
+/**
+ * What shows that a keel process still works on a shared store (PostgreSQL, where no
+ * lock says so), read in the export's snapshot; times are the database's milliseconds.
+ */
+export interface SourceActivity {
+  now: number;
+  /** The tenant's runs in status `running`, with their lease. */
+  running: readonly { run_id: string; lease_expires_at: number | null }[];
+  /** The scheduler heartbeat (any tenant's scheduler: it is one per store); null if none. */
+  lastBeat: { holder: string; beat_at: number } | null;
+}
+
+/**
+ * `--include-active` moves runs in flight, to resume on the target: refused while a keel
+ * may still run them on the source — a run leased until later (its worker renews the
+ * lease while it works), or a scheduler that beat within SCHEDULER_STALE_MS (its process
+ * also claims runs unless it is --role scheduler). Either would run them on both stores,
+ * their effects twice. Null when neither shows.
+ */
+export function sourceInUseRefusal(tenant: string, activity: SourceActivity): KeelError | null {
+  const leased = activity.running.filter(
+    (run) => run.lease_expires_at !== null && run.lease_expires_at > activity.now,
+  );
+  const beat = activity.lastBeat;
+  const beatAge = beat === null ? null : activity.now - beat.beat_at;
+  const evidence: string[] = [];
+  if (leased.length > 0) {
+    const latest = Math.max(...leased.map((run) => run.lease_expires_at ?? 0));
+    evidence.push(
+      `${leased.length} run(s) of tenant ${tenant} held by a worker (${leased
+        .slice(0, 3)
+        .map((run) => run.run_id)
+        .join(
+          ', ',
+        )}${leased.length > 3 ? ', …' : ''}; leased until ${new Date(latest).toISOString()})`,
+    );
+  }
+  if (beat !== null && beatAge !== null && beatAge <= SCHEDULER_STALE_MS) {
+    evidence.push(
+      `a scheduler beat ${Math.max(0, Math.round(beatAge / 1000))} s ago (${beat.holder}; stale after ${SCHEDULER_STALE_MS / 1000} s)`,
+    );
+  }
+  if (evidence.length === 0) return null;
+  return new KeelError(
+    'CONFLICT',
+    `--include-active: a keel process still works on this store: ${evidence.join('; ')}; stop every keel process on it, then export again once the lease has expired and the heartbeat is stale`,
   );
 }
 

@@ -24,7 +24,6 @@ import {
   copyFileSync,
   existsSync,
   fsyncSync,
-  linkSync,
   mkdirSync,
   openSync,
   readSync,
@@ -34,6 +33,7 @@ import {
 } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { KeelError } from '../../errors.ts';
+import { publishNewFile } from '../../publish-new-file.ts';
 import { loadSqliteVec, openConnection } from './connection.ts';
 import { acquireDataDirLock, lockPathFor } from './lock.ts';
 import { loadMigrations, migrationReport } from './migrations.ts';
@@ -85,13 +85,15 @@ function removeWithSideFiles(path: string): void {
   for (const suffix of ['', ...SIDE_SUFFIXES]) rmSync(`${path}${suffix}`, { force: true });
 }
 
+function existsError(path: string, what: string): KeelError {
+  return new KeelError(
+    'BACKUP_TARGET_EXISTS',
+    `${what} ${path} already exists; pass --force to replace it`,
+  );
+}
+
 function refuseExisting(path: string, what: string): void {
-  if (existsSync(path)) {
-    throw new KeelError(
-      'BACKUP_TARGET_EXISTS',
-      `${what} ${path} already exists; pass --force to replace it`,
-    );
-  }
+  if (existsSync(path)) throw existsError(path, what);
 }
 
 /** A cheap look at the first bytes before copying a file that may be anything. */
@@ -225,22 +227,7 @@ export async function backupSqlite(
     }
     fsyncPath(partial);
     if (options.force) renameSync(partial, to);
-    else {
-      // link fails on an existing name: a file that appeared meanwhile is not replaced.
-      // A filesystem without hard links gets a rename after one more look.
-      try {
-        linkSync(partial, to);
-        rmSync(partial);
-      } catch (error) {
-        const code = (error as { code?: unknown }).code;
-        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') {
-          if (code === 'EEXIST') refuseExisting(to, 'the backup file');
-          throw error;
-        }
-        refuseExisting(to, 'the backup file');
-        renameSync(partial, to);
-      }
-    }
+    else publishNewFile(partial, to, () => existsError(to, 'the backup file'));
     fsyncPath(dirname(to));
     return { ...summary, path: to, source: from, ms: Date.now() - started };
   } finally {
