@@ -6,7 +6,7 @@
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { KeelError } from './errors.ts';
-import { safePostgresUrl } from './store/postgres/address.ts';
+import { safePostgresUrl } from './postgres-address.ts';
 
 /** What chose the data dir; `keel serve` prints it beside the path. */
 export type DataDirSource = 'flag' | 'env' | 'config' | 'keel_home' | 'legacy' | 'xdg';

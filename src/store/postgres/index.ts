@@ -8,7 +8,7 @@ import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
 import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
-import { postgresAddress } from './address.ts';
+import { postgresAddress } from '../../postgres-address.ts';
 import { ensureDatabase, isMissingDatabase, missingDatabaseHint } from './create-database.ts';
 import { ChangeListenerConnection } from './listener.ts';
 import { PgLiveChannel } from './live-channel.ts';
