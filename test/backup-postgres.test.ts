@@ -19,7 +19,9 @@ import {
   POSTGRES_URL,
   skipUnlessPostgres,
 } from './helpers/postgres.ts';
-import { startTurnLoad } from './helpers/turn-load.ts';
+import type { JsonAnswer } from './helpers/json-request.ts';
+import { requestJson } from './helpers/json-request.ts';
+import { expectRunsSucceeded, startTurnLoad } from './helpers/turn-load.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'pgbk';
@@ -65,15 +67,9 @@ function withSchema(url: string): string {
   return parsed.toString();
 }
 
-// Loose JSON for assertions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${url}/v1${path}`, {
-    method,
-    headers: method === 'GET' ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+// Loose JSON for assertions: keel's /v1 API at `url`.
+function call(url: string, method: string, path: string, body?: unknown): Promise<JsonAnswer> {
+  return requestJson(url, method, `/v1${path}`, body);
 }
 
 describe('PostgreSQL backup with pg_dump, restore with pg_restore', { skip }, () => {
@@ -155,20 +151,7 @@ describe('PostgreSQL backup with pg_dump, restore with pg_restore', { skip }, ()
     assert.match(check.out, /schema current/);
 
     const restored = await servers.start('all', withSchema(target), { config });
-    let present = 0;
-    for (let index = 0; index < ackedBefore.length; index += 20) {
-      const chunk = ackedBefore.slice(index, index + 20);
-      const runs = await Promise.all(
-        chunk.map((id) =>
-          call(restored.url, 'GET', `/tenants/${TENANT}/runs/${id}/wait?timeout_ms=20000`),
-        ),
-      );
-      for (const [offset, result] of runs.entries()) {
-        assert.equal(result.status, 200, `run ${chunk[offset]} is present`);
-        assert.equal(result.body.run.status, 'succeeded', `run ${chunk[offset]} finishes`);
-        present += 1;
-      }
-    }
+    const present = await expectRunsSucceeded(restored.url, TENANT, ackedBefore);
     const fresh = await call(restored.url, 'POST', `/tenants/${TENANT}/turns`, {
       agent: 'a',
       scope: 'after-restore',

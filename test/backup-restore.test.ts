@@ -30,7 +30,9 @@ import { migrateSqlite } from '../src/store/sqlite/index.ts';
 import type { RoleProcess } from './helpers/keel-roles.ts';
 import { RoleProcesses } from './helpers/keel-roles.ts';
 import { sqliteMigratedBefore } from './helpers/sqlite-migrated.ts';
-import { startTurnLoad } from './helpers/turn-load.ts';
+import type { JsonAnswer } from './helpers/json-request.ts';
+import { requestJson } from './helpers/json-request.ts';
+import { expectRunsSucceeded, startTurnLoad } from './helpers/turn-load.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'bk';
@@ -64,15 +66,9 @@ function keel(args: string[]): Promise<{ code: number | null; out: string; err: 
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, out, err })));
 }
 
-// Loose JSON for assertions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(`${url}/v1${path}`, {
-    method,
-    headers: method === 'GET' ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
+// Loose JSON for assertions: keel's /v1 API at `url`.
+function call(url: string, method: string, path: string, body?: unknown): Promise<JsonAnswer> {
+  return requestJson(url, method, `/v1${path}`, body);
 }
 
 async function stop(server: RoleProcess): Promise<void> {
@@ -229,21 +225,7 @@ describe('keel backup and keel restore (SQLite)', () => {
       /^restored .* → .*restored\/keel\.db .* 1 tenants, \d+ runs; integrity ok\)/m,
     );
     const restored = await servers.start('all', `sqlite:${restoredDb}`, { config });
-    let present = 0;
-    for (let index = 0; index < ackedBefore.length; index += 20) {
-      const chunk = ackedBefore.slice(index, index + 20);
-      const runs = await Promise.all(
-        chunk.map((id) =>
-          call(restored.url, 'GET', `/tenants/${TENANT}/runs/${id}/wait?timeout_ms=20000`),
-        ),
-      );
-      for (const [offset, result] of runs.entries()) {
-        assert.equal(result.status, 200, `run ${chunk[offset]} is present`);
-        assert.equal(result.body.timed_out, false, `run ${chunk[offset]} finishes`);
-        assert.equal(result.body.run.status, 'succeeded');
-        present += 1;
-      }
-    }
+    const present = await expectRunsSucceeded(restored.url, TENANT, ackedBefore);
     for (const [path, digest] of artifacts) {
       const response = await fetch(`${restored.url}/v1/tenants/${TENANT}/artifacts/${path}`);
       assert.equal(response.status, 200);

@@ -13,6 +13,7 @@ import { loadClientConfig } from '../src/cli/client-config.ts';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
+import { requestJson } from './helpers/json-request.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -25,12 +26,7 @@ let keel: TestKeel;
 type Loose = any;
 
 async function http(method: string, path: string, body?: unknown): Promise<Loose> {
-  const response = await fetch(`${keel.url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return response.json();
+  return (await requestJson(keel.url, method, path, body)).body;
 }
 
 /** The environment without KEEL_*, then `keel` (this keel and tenant `ask` unless told). */

@@ -2,6 +2,9 @@
 // keeping one turn in flight on its own scope (submit, then wait for the run), recording
 // every run the API acknowledged (202/200 with a run_id) and when.
 
+import assert from 'node:assert/strict';
+import { requestJson } from './json-request.ts';
+
 export interface AckedRun {
   runId: string;
   at: number;
@@ -18,15 +21,6 @@ export interface TurnLoad {
   stop(): Promise<void>;
 }
 
-async function postJson(url: string, body: unknown): Promise<{ status: number; body: unknown }> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: await response.json() };
-}
-
 export function startTurnLoad(
   baseUrl: string,
   options: { tenant: string; agent: string; submitters: number },
@@ -37,13 +31,13 @@ export function startTurnLoad(
   let loading = true;
   const submitter = async (worker: number): Promise<void> => {
     for (let seq = 0; loading; seq += 1) {
-      const submitted = await postJson(`${tenantUrl}/turns`, {
+      const submitted = await requestJson(tenantUrl, 'POST', '/turns', {
         agent: options.agent,
         scope: `s${worker}`,
         payload: { text: `turn ${worker}/${seq}` },
         request_id: `r-${worker}-${seq}`,
       });
-      const runId = (submitted.body as { run_id?: unknown }).run_id;
+      const runId: unknown = submitted.body?.run_id;
       if ((submitted.status !== 202 && submitted.status !== 200) || typeof runId !== 'string') {
         refused += 1;
         continue;
@@ -69,4 +63,31 @@ export function startTurnLoad(
       await loops;
     },
   };
+}
+
+/**
+ * Waits for each run (20 at a time, on a keel at `baseUrl`) and asserts it is there and
+ * ended `succeeded`: after a restore, every acknowledged run must be. Returns how many.
+ */
+export async function expectRunsSucceeded(
+  baseUrl: string,
+  tenant: string,
+  runIds: readonly string[],
+): Promise<number> {
+  let present = 0;
+  for (let index = 0; index < runIds.length; index += 20) {
+    const chunk = runIds.slice(index, index + 20);
+    const runs = await Promise.all(
+      chunk.map((id) =>
+        requestJson(baseUrl, 'GET', `/v1/tenants/${tenant}/runs/${id}/wait?timeout_ms=20000`),
+      ),
+    );
+    for (const [offset, result] of runs.entries()) {
+      assert.equal(result.status, 200, `run ${chunk[offset]} is present`);
+      assert.equal(result.body.timed_out, false, `run ${chunk[offset]} finishes`);
+      assert.equal(result.body.run.status, 'succeeded', `run ${chunk[offset]} finishes`);
+      present += 1;
+    }
+  }
+  return present;
 }
