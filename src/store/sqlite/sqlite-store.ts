@@ -68,7 +68,8 @@ import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
 import * as mcp from './mcp.ts';
 import * as wasmTools from './wasm-tools.ts';
-import * as webhooks from './webhooks.ts';
+import * as webhooks from '../repositories/webhooks.ts';
+import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
@@ -575,23 +576,23 @@ export class SqliteStore implements Store {
     secret: string,
     maxWebhooks?: number,
   ): Promise<{ webhook: WebhookInfo; created: boolean }> {
-    return webhooks.putWebhook(this.ctx, tenant, name, url, secret, maxWebhooks);
+    return write(this.ctx, (tx) => webhooks.putWebhook(tx, tenant, name, url, secret, maxWebhooks));
   }
   async getWebhook(tenant: string, name: string): Promise<WebhookRecord | null> {
-    return webhooks.getWebhook(this.ctx, tenant, name);
+    return read(this.ctx, (db) => webhooks.getWebhook(db, tenant, name));
   }
   async listWebhooks(tenant: string, limit: number, cursor?: string): Promise<Page<WebhookInfo>> {
-    return webhooks.listWebhooks(this.ctx, tenant, limit, cursor);
+    return read(this.ctx, (db) => webhooks.listWebhooks(db, tenant, limit, cursor));
   }
   async rotateWebhookSecret(
     tenant: string,
     name: string,
     secret: string,
   ): Promise<WebhookInfo | null> {
-    return webhooks.rotateWebhookSecret(this.ctx, tenant, name, secret);
+    return write(this.ctx, (tx) => webhooks.rotateWebhookSecret(tx, tenant, name, secret));
   }
   async deleteWebhook(tenant: string, name: string): Promise<boolean> {
-    return webhooks.deleteWebhook(this.ctx, tenant, name);
+    return write(this.ctx, (tx) => webhooks.deleteWebhook(tx, tenant, name));
   }
 
   // --- model usage and budgets (src/store/rules/usage.ts) ---

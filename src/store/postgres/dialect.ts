@@ -1,0 +1,15 @@
+// PostgreSQL's side of the shared repositories' dialect (../sql/dialect.ts).
+
+import type { Dialect } from '../sql/dialect.ts';
+import { raw, sql } from '../sql/query.ts';
+import type { Query, SqlValue } from '../sql/query.ts';
+
+export const postgresDialect: Dialect = {
+  // The context prepares each distinct text once per connection (a named statement).
+  text: (query: Query) => query.parts.reduce((all, part, index) => `${all}$${index}${part}`),
+  value: (value: SqlValue) => value,
+  greatest: (a, b) => sql`GREATEST(${a}, ${b})`,
+  keepsRow: raw(' FOR SHARE'),
+  // The same keys as the statements still written per backend take (hashtext of the text).
+  turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
+};

@@ -1,0 +1,48 @@
+// Drives a shared repository operation (../sql/steps.ts) on PostgreSQL: each step one
+// awaited statement, on the pool for a read and on the transaction's client for a write.
+
+import type { Op, Step } from '../sql/steps.ts';
+import { Reads, Writes } from '../sql/steps.ts';
+import type { PgContext, Sql, SqlParam, Tx } from './context.ts';
+import { postgresDialect } from './dialect.ts';
+
+const reads = new Reads(postgresDialect);
+
+function runStep(runner: Sql, step: Step): Promise<unknown> {
+  const text = postgresDialect.text(step.query);
+  const values = step.query.values as SqlParam[];
+  if (step.kind === 'rows') return runner.rows(text, values);
+  if (step.kind === 'one') return runner.one(text, values);
+  return runner.count(text, values);
+}
+
+/** Runs every step of `op` on `runner`, one statement at a time. */
+export async function drive<T>(runner: Sql, op: Op<T>): Promise<T> {
+  let next = op.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = await runStep(runner, next.value);
+    } catch (error) {
+      next = op.throw(error);
+      continue;
+    }
+    next = op.next(result);
+  }
+  return next.value;
+}
+
+/** A read on the pool, outside a transaction. */
+export function read<T>(ctx: PgContext, operation: (db: Reads) => Op<T>): Promise<T> {
+  return drive(ctx.read, operation(reads));
+}
+
+/** A write: one transaction, changes sent after its commit. */
+export function write<T>(ctx: PgContext, operation: (tx: Writes) => Op<T>): Promise<T> {
+  return ctx.write((tx) => drive(tx, operation(new Writes(postgresDialect, tx.now, tx.changes))));
+}
+
+/** A shared step inside a transaction this backend's own code already opened. */
+export function within<T>(tx: Tx, operation: (tx: Writes) => Op<T>): Promise<T> {
+  return drive(tx, operation(new Writes(postgresDialect, tx.now, tx.changes)));
+}

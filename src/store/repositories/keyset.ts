@@ -1,0 +1,22 @@
+// A keyset-paged list (../rules/keyset.ts) as a shared repository step.
+
+import type { KeysetList, KeysetValue } from '../rules/keyset.ts';
+import { keysetListSql } from '../rules/keyset.ts';
+import { pageOf } from '../rows.ts';
+import type { Page } from '../store.ts';
+import { fromBoundText } from '../sql/query.ts';
+import type { Op, Reads } from '../sql/steps.ts';
+
+export function* listByKey<Row, T>(
+  db: Reads,
+  list: KeysetList,
+  toItem: (row: Row) => T,
+  keyOf: (row: Row) => string,
+): Op<Page<T>> {
+  const query = fromBoundText<KeysetValue>((bind) =>
+    // CAST: see limitOf in named-rows.ts.
+    keysetListSql(list, bind, (param) => `CAST(${param} AS INTEGER)`),
+  );
+  const rows = yield* db.rows<Row>(query);
+  return pageOf(rows, list.limit, toItem, (row) => [keyOf(row)]);
+}

@@ -1,0 +1,16 @@
+// SQLite's side of the shared repositories' dialect (../sql/dialect.ts).
+
+import type { Dialect } from '../sql/dialect.ts';
+import { raw, sql } from '../sql/query.ts';
+import type { Query, SqlValue } from '../sql/query.ts';
+
+export const sqliteDialect: Dialect = {
+  // The context compiles each distinct text once (StoreContext.sql).
+  text: (query: Query) => query.parts.join('?'),
+  value(value: SqlValue): unknown {
+    return typeof value === 'boolean' ? Number(value) : value;
+  },
+  greatest: (a, b) => sql`MAX(${a}, ${b})`,
+  keepsRow: raw(''),
+  turnsOn: () => null,
+};

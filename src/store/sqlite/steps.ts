@@ -1,0 +1,56 @@
+// Drives a shared repository operation (../sql/steps.ts) on SQLite: synchronously, one
+// prepared statement per step, so a write stays inside the caller's synchronous
+// transaction (and a batched one inside its group commit).
+
+import type { Op, Step } from '../sql/steps.ts';
+import { Reads, Writes } from '../sql/steps.ts';
+import type { StoreChange } from '../store.ts';
+import type { StoreContext } from './context.ts';
+import { sqliteDialect } from './dialect.ts';
+
+const reads = new Reads(sqliteDialect);
+
+function runStep(ctx: StoreContext, step: Step): unknown {
+  const statement = ctx.sql(sqliteDialect.text(step.query));
+  const values = step.query.values.map(sqliteDialect.value);
+  if (step.kind === 'rows') return statement.all(...values);
+  if (step.kind === 'one') return statement.get(...values);
+  return statement.run(...values).changes;
+}
+
+/** Runs every step of `op` now, on this connection (inside whatever write is open). */
+export function drive<T>(ctx: StoreContext, op: Op<T>): T {
+  let next = op.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = runStep(ctx, next.value);
+    } catch (error) {
+      next = op.throw(error);
+      continue;
+    }
+    next = op.next(result);
+  }
+  return next.value;
+}
+
+/** A read outside a write. */
+export function read<T>(ctx: StoreContext, operation: (db: Reads) => Op<T>): T {
+  return drive(ctx, operation(reads));
+}
+
+/** A write: one transaction (a savepoint inside an open one), changes sent after commit. */
+export function write<T>(ctx: StoreContext, operation: (tx: Writes) => Op<T>): T {
+  return ctx.write((changes) =>
+    drive(ctx, operation(new Writes(sqliteDialect, ctx.now(), changes))),
+  );
+}
+
+/** A shared step inside a write this backend's own code already opened. */
+export function within<T>(
+  ctx: StoreContext,
+  operation: (tx: Writes) => Op<T>,
+  changes: StoreChange[] = [],
+): T {
+  return drive(ctx, operation(new Writes(sqliteDialect, ctx.now(), changes)));
+}
