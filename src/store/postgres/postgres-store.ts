@@ -77,8 +77,8 @@ import type { ChangeListenerConnection } from './listener.ts';
 import type { PgLiveChannel } from './live-channel.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import type { EntryPage } from '../rules/keyset.ts';
-import * as mcp from './mcp.ts';
-import * as wasmTools from './wasm-tools.ts';
+import * as mcp from '../repositories/mcp.ts';
+import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
@@ -462,19 +462,19 @@ export class PostgresStore implements Store {
     record: { manifest: JsonObject; module: Uint8Array },
     maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }> {
-    return wasmTools.putWasmTool(this.ctx, tenant, name, record, maxTools);
+    return write(this.ctx, (tx) => wasmTools.putWasmTool(tx, tenant, name, record, maxTools));
   }
   getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
-    return wasmTools.getWasmTool(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => wasmTools.getWasmTool(db, tenant, name));
   }
   listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
-    return wasmTools.listWasmTools(this.ctx.read, tenant);
+    return read(this.ctx, (db) => wasmTools.listWasmTools(db, tenant));
   }
   listWasmToolsPage(tenant: string, limit: number, cursor?: string): Promise<Page<WasmToolInfo>> {
-    return wasmTools.listWasmToolsPage(this.ctx.read, tenant, limit, cursor);
+    return read(this.ctx, (db) => wasmTools.listWasmToolsPage(db, tenant, limit, cursor));
   }
   deleteWasmTool(tenant: string, name: string): Promise<boolean> {
-    return wasmTools.deleteWasmTool(this.ctx, tenant, name);
+    return write(this.ctx, (tx) => wasmTools.deleteWasmTool(tx, tenant, name));
   }
   // --- MCP servers and tenant secrets (docs/mcp.md) ---
   putMcpServer(
@@ -483,33 +483,33 @@ export class PostgresStore implements Store {
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
     maxServers?: number,
   ): Promise<{ server: McpServerRecord; created: boolean }> {
-    return mcp.putMcpServer(this.ctx, tenant, name, record, maxServers);
+    return write(this.ctx, (tx) => mcp.putMcpServer(tx, tenant, name, record, maxServers));
   }
   getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
-    return mcp.getMcpServer(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => mcp.getMcpServer(db, tenant, name));
   }
   listMcpServers(tenant: string): Promise<McpServerRecord[]> {
-    return mcp.listMcpServers(this.ctx.read, tenant);
+    return read(this.ctx, (db) => mcp.listMcpServers(db, tenant));
   }
   listMcpServersPage(
     tenant: string,
     limit: number,
     cursor?: string,
   ): Promise<Page<McpServerRecord>> {
-    return mcp.listMcpServersPage(this.ctx.read, tenant, limit, cursor);
+    return read(this.ctx, (db) => mcp.listMcpServersPage(db, tenant, limit, cursor));
   }
   listAllMcpServers(): Promise<McpServerRecord[]> {
-    return mcp.listMcpServers(this.ctx.read, null);
+    return read(this.ctx, (db) => mcp.listMcpServers(db, null));
   }
   updateMcpServerDiscovery(
     tenant: string,
     name: string,
     discovery: { tools?: JsonObject[]; last_error: string | null },
   ): Promise<boolean> {
-    return mcp.updateMcpServerDiscovery(this.ctx, tenant, name, discovery);
+    return write(this.ctx, (tx) => mcp.updateMcpServerDiscovery(tx, tenant, name, discovery));
   }
   deleteMcpServer(tenant: string, name: string): Promise<boolean> {
-    return mcp.deleteMcpServer(this.ctx, tenant, name);
+    return write(this.ctx, (tx) => mcp.deleteMcpServer(tx, tenant, name));
   }
   putSecret(
     tenant: string,
@@ -517,16 +517,16 @@ export class PostgresStore implements Store {
     value: string,
     maxSecrets?: number,
   ): Promise<{ created: boolean }> {
-    return mcp.putSecret(this.ctx, tenant, name, value, maxSecrets);
+    return write(this.ctx, (tx) => mcp.putSecret(tx, tenant, name, value, maxSecrets));
   }
   listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
-    return mcp.listSecrets(this.ctx.read, tenant, limit, cursor);
+    return read(this.ctx, (db) => mcp.listSecrets(db, tenant, limit, cursor));
   }
   getSecretValue(tenant: string, name: string): Promise<string | null> {
-    return mcp.getSecretValue(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => mcp.getSecretValue(db, tenant, name));
   }
   deleteSecret(tenant: string, name: string): Promise<boolean> {
-    return mcp.deleteSecret(this.ctx, tenant, name);
+    return write(this.ctx, (tx) => mcp.deleteSecret(tx, tenant, name));
   }
 
   // --- signed webhooks (docs/channels.md) ---

@@ -66,8 +66,8 @@ import * as retention from './retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
-import * as mcp from './mcp.ts';
-import * as wasmTools from './wasm-tools.ts';
+import * as mcp from '../repositories/mcp.ts';
+import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
@@ -497,23 +497,25 @@ export class SqliteStore implements Store {
     record: { manifest: JsonObject; module: Uint8Array },
     maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }> {
-    return wasmTools.putWasmTool(this.ctx, tenant, name, record, maxTools);
+    return write(this.ctx, (tx) => wasmTools.putWasmTool(tx, tenant, name, record, maxTools));
   }
   async getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
-    return wasmTools.getWasmTool(this.ctx, tenant, name);
+    return read(this.ctx, (db) => wasmTools.getWasmTool(db, tenant, name));
   }
   async listWasmTools(tenant: string): Promise<WasmToolInfo[]> {
-    return wasmTools.listWasmTools(this.ctx, tenant);
+    return read(this.ctx, (db) => wasmTools.listWasmTools(db, tenant));
   }
   async listWasmToolsPage(
     tenant: string,
     limit: number,
     cursor?: string,
   ): Promise<Page<WasmToolInfo>> {
-    return wasmTools.listWasmToolsPage(this.ctx, tenant, limit, cursor);
+    return read(this.ctx, (db) => wasmTools.listWasmToolsPage(db, tenant, limit, cursor));
   }
   async deleteWasmTool(tenant: string, name: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => wasmTools.deleteWasmTool(this.ctx, tenant, name));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => wasmTools.deleteWasmTool(tx, tenant, name)),
+    );
   }
   // --- MCP servers and tenant secrets (docs/mcp.md) ---
   async putMcpServer(
@@ -522,33 +524,35 @@ export class SqliteStore implements Store {
     record: { spec: JsonObject; tools: JsonObject[]; last_error: string | null },
     maxServers?: number,
   ): Promise<{ server: McpServerRecord; created: boolean }> {
-    return mcp.putMcpServer(this.ctx, tenant, name, record, maxServers);
+    return write(this.ctx, (tx) => mcp.putMcpServer(tx, tenant, name, record, maxServers));
   }
   async getMcpServer(tenant: string, name: string): Promise<McpServerRecord | null> {
-    return mcp.getMcpServer(this.ctx, tenant, name);
+    return read(this.ctx, (db) => mcp.getMcpServer(db, tenant, name));
   }
   async listMcpServers(tenant: string): Promise<McpServerRecord[]> {
-    return mcp.listMcpServers(this.ctx, tenant);
+    return read(this.ctx, (db) => mcp.listMcpServers(db, tenant));
   }
   async listMcpServersPage(
     tenant: string,
     limit: number,
     cursor?: string,
   ): Promise<Page<McpServerRecord>> {
-    return mcp.listMcpServersPage(this.ctx, tenant, limit, cursor);
+    return read(this.ctx, (db) => mcp.listMcpServersPage(db, tenant, limit, cursor));
   }
   async listAllMcpServers(): Promise<McpServerRecord[]> {
-    return mcp.listMcpServers(this.ctx, null);
+    return read(this.ctx, (db) => mcp.listMcpServers(db, null));
   }
   async updateMcpServerDiscovery(
     tenant: string,
     name: string,
     discovery: { tools?: JsonObject[]; last_error: string | null },
   ): Promise<boolean> {
-    return mcp.updateMcpServerDiscovery(this.ctx, tenant, name, discovery);
+    return write(this.ctx, (tx) => mcp.updateMcpServerDiscovery(tx, tenant, name, discovery));
   }
   async deleteMcpServer(tenant: string, name: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => mcp.deleteMcpServer(this.ctx, tenant, name));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => mcp.deleteMcpServer(tx, tenant, name)),
+    );
   }
   async putSecret(
     tenant: string,
@@ -556,16 +560,18 @@ export class SqliteStore implements Store {
     value: string,
     maxSecrets?: number,
   ): Promise<{ created: boolean }> {
-    return mcp.putSecret(this.ctx, tenant, name, value, maxSecrets);
+    return write(this.ctx, (tx) => mcp.putSecret(tx, tenant, name, value, maxSecrets));
   }
   async listSecrets(tenant: string, limit: number, cursor?: string): Promise<Page<SecretInfo>> {
-    return mcp.listSecrets(this.ctx, tenant, limit, cursor);
+    return read(this.ctx, (db) => mcp.listSecrets(db, tenant, limit, cursor));
   }
   async getSecretValue(tenant: string, name: string): Promise<string | null> {
-    return mcp.getSecretValue(this.ctx, tenant, name);
+    return read(this.ctx, (db) => mcp.getSecretValue(db, tenant, name));
   }
   async deleteSecret(tenant: string, name: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => mcp.deleteSecret(this.ctx, tenant, name));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => mcp.deleteSecret(tx, tenant, name)),
+    );
   }
 
   // --- signed webhooks (docs/channels.md) ---
