@@ -10,6 +10,7 @@ export const postgresDialect: Dialect = {
   value: (value: SqlValue) => value,
   greatest: (a, b) => sql`GREATEST(${a}, ${b})`,
   keepsRow: raw(' FOR SHARE'),
+  locksRow: raw(' FOR UPDATE'),
   // The same keys as the statements still written per backend take (hashtext of the text).
   turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
 };

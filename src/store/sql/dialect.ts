@@ -18,6 +18,11 @@ export interface Dialect {
    */
   readonly keepsRow: Query;
   /**
+   * Appended to a SELECT inside a write whose row the write goes on to change: no other
+   * writer may change it until the commit. PostgreSQL: FOR UPDATE. SQLite: nothing.
+   */
+  readonly locksRow: Query;
+  /**
    * A statement that makes the writes naming `key` take turns from here to the commit
    * (a PostgreSQL advisory lock); null on SQLite, whose writes take turns anyway.
    */

@@ -12,5 +12,6 @@ export const sqliteDialect: Dialect = {
   },
   greatest: (a, b) => sql`MAX(${a}, ${b})`,
   keepsRow: raw(''),
+  locksRow: raw(''),
   turnsOn: () => null,
 };

@@ -92,7 +92,7 @@ import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as tenants from './tenants.ts';
-import * as threads from './threads.ts';
+import * as threads from '../repositories/threads.ts';
 import * as trace from './trace.ts';
 import * as usage from './usage.ts';
 import type * as usageRules from '../rules/usage.ts';
@@ -345,13 +345,15 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<ThreadSummary>> {
-    return threads.listThreads(this.ctx, tenant, agent, limit, cursor);
+    return read(this.ctx, (db) => threads.listThreads(db, tenant, agent, limit, cursor));
   }
   async getThread(tenant: string, agent: string, scope: string): Promise<Thread | null> {
-    return threads.getThread(this.ctx, tenant, agent, scope);
+    return read(this.ctx, (db) => threads.getThread(db, tenant, agent, scope));
   }
   async deleteThread(tenant: string, agent: string, scope: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => threads.deleteThread(this.ctx, tenant, agent, scope));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => threads.deleteThread(tx, tenant, agent, scope)),
+    );
   }
 
   async listDeliveries(

@@ -46,11 +46,15 @@ export function write<T>(ctx: StoreContext, operation: (tx: Writes) => Op<T>): T
   );
 }
 
-/** A shared step inside a write this backend's own code already opened. */
+/**
+ * A shared step inside a write this backend's own code already opened, with that
+ * write's clock reading and changes.
+ */
 export function within<T>(
   ctx: StoreContext,
   operation: (tx: Writes) => Op<T>,
-  changes: StoreChange[] = [],
+  opened: { now?: number; changes?: StoreChange[] } = {},
 ): T {
-  return drive(ctx, operation(new Writes(sqliteDialect, ctx.now(), changes)));
+  const tx = new Writes(sqliteDialect, opened.now ?? ctx.now(), opened.changes ?? []);
+  return drive(ctx, operation(tx));
 }
