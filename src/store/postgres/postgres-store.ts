@@ -67,7 +67,7 @@ import type {
 } from '../store.ts';
 import * as approvals from './approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
-import * as artifacts from './artifacts.ts';
+import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
@@ -347,10 +347,10 @@ export class PostgresStore implements Store {
     path: string,
     input: ArtifactWrite,
   ): Promise<{ artifact: ArtifactStat; created: boolean }> {
-    return artifacts.putArtifact(this.ctx, tenant, path, input);
+    return write(this.ctx, (tx) => artifacts.putArtifact(tx, tenant, path, input));
   }
   getArtifact(tenant: string, path: string): Promise<Artifact | null> {
-    return artifacts.getArtifact(this.ctx.read, tenant, path);
+    return read(this.ctx, (db) => artifacts.getArtifact(db, tenant, path));
   }
   listArtifacts(
     tenant: string,
@@ -358,10 +358,10 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<ArtifactStat>> {
-    return artifacts.listArtifacts(this.ctx.read, tenant, prefix, limit, cursor);
+    return read(this.ctx, (db) => artifacts.listArtifacts(db, tenant, prefix, limit, cursor));
   }
   deleteArtifact(tenant: string, path: string): Promise<boolean> {
-    return artifacts.deleteArtifact(this.ctx, tenant, path);
+    return write(this.ctx, (tx) => artifacts.deleteArtifact(tx, tenant, path));
   }
   putSchedule(
     tenant: string,

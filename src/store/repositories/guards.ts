@@ -1,8 +1,10 @@
 // Checks that several repositories start their writes with, for both backends.
 
 import { requireTenantFound } from '../rules/tenants.ts';
+import type { UsageKind } from '../rules/tenant-usage.ts';
+import { exceedsQuota, storageQuotaError } from '../rules/tenant-usage.ts';
 import type { TenantRow } from '../rows.ts';
-import { sql } from '../sql/query.ts';
+import { raw, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 
 export function* tenantRow(db: Reads, name: string): Op<TenantRow | undefined> {
@@ -15,4 +17,29 @@ export function* requireTenant(tx: Writes, name: string): Op<TenantRow> {
     sql`SELECT * FROM tenants WHERE name = ${name}${tx.dialect.keepsRow}`,
   );
   return requireTenantFound(row, name);
+}
+
+/**
+ * Refuses a write that grows the tenant's `kind` usage past `limit`
+ * (src/store/rules/tenant-usage.ts). The tenant's writes take turns from here to the
+ * commit (Writes.takeTurnOn), so the usage and the replaced size (`oldBytes`, read
+ * after that) stay exact and two racing writes cannot both take the last free bytes.
+ */
+export function* requireStorageQuota(
+  tx: Writes,
+  tenant: string,
+  kind: UsageKind,
+  newBytes: number,
+  oldBytes: () => Op<number>,
+  limit: number | null | undefined,
+): Op<void> {
+  if (limit === null || limit === undefined) return;
+  yield* tx.takeTurnOn(`usage:${tenant}`);
+  const delta = newBytes - (yield* oldBytes());
+  if (delta <= 0) return;
+  const row = yield* tx.one<{ used: number | string }>(
+    sql`SELECT ${raw(kind)} AS used FROM tenant_usage WHERE tenant = ${tenant}`,
+  );
+  const used = Number(row?.used ?? 0);
+  if (exceedsQuota(used, delta, limit)) throw storageQuotaError(tenant, kind, limit, used, delta);
 }

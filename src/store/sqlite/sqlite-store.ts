@@ -60,7 +60,7 @@ import type {
 } from '../store.ts';
 import * as approvals from './approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
-import * as artifacts from './artifacts.ts';
+import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
@@ -384,10 +384,10 @@ export class SqliteStore implements Store {
     path: string,
     input: ArtifactWrite,
   ): Promise<{ artifact: ArtifactStat; created: boolean }> {
-    return artifacts.putArtifact(this.ctx, tenant, path, input);
+    return write(this.ctx, (tx) => artifacts.putArtifact(tx, tenant, path, input));
   }
   async getArtifact(tenant: string, path: string): Promise<Artifact | null> {
-    return artifacts.getArtifact(this.ctx, tenant, path);
+    return read(this.ctx, (db) => artifacts.getArtifact(db, tenant, path));
   }
   async listArtifacts(
     tenant: string,
@@ -395,10 +395,12 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<ArtifactStat>> {
-    return artifacts.listArtifacts(this.ctx, tenant, prefix, limit, cursor);
+    return read(this.ctx, (db) => artifacts.listArtifacts(db, tenant, prefix, limit, cursor));
   }
   async deleteArtifact(tenant: string, path: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => artifacts.deleteArtifact(this.ctx, tenant, path));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => artifacts.deleteArtifact(tx, tenant, path)),
+    );
   }
   async putSchedule(
     tenant: string,
