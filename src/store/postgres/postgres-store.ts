@@ -89,7 +89,9 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
-import * as tenants from './tenants.ts';
+import * as tenants from '../repositories/tenants.ts';
+import * as agents from '../repositories/agents.ts';
+import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from './trace.ts';
 import * as usage from './usage.ts';
@@ -191,44 +193,44 @@ export class PostgresStore implements Store {
   }
 
   createTenant(name: string, metadata: JsonObject) {
-    return tenants.createTenant(this.ctx, name, metadata);
+    return write(this.ctx, (tx) => tenants.createTenant(tx, name, metadata));
   }
   getTenant(name: string): Promise<Tenant | null> {
-    return tenants.getTenant(this.ctx.read, name);
+    return read(this.ctx, (db) => tenants.getTenant(db, name));
   }
   listTenants(): Promise<Tenant[]> {
-    return tenants.listTenants(this.ctx.read);
+    return read(this.ctx, (db) => tenants.listTenants(db));
   }
   updateTenant(name: string, metadata: JsonObject, ifUpdatedAt?: string): Promise<Tenant> {
-    return tenants.updateTenant(this.ctx, name, metadata, ifUpdatedAt);
+    return write(this.ctx, (tx) => tenants.updateTenant(tx, name, metadata, ifUpdatedAt));
   }
   deleteTenant(name: string): Promise<boolean> {
-    return tenants.deleteTenant(this.ctx, name);
+    return write(this.ctx, (tx) => tenants.deleteTenant(tx, name));
   }
   createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord> {
-    return tenants.createToken(this.ctx, token);
+    return write(this.ctx, (tx) => tenants.createToken(tx, token));
   }
   listTokens(tenant: string): Promise<TokenRecord[]> {
-    return tenants.listTokens(this.ctx.read, tenant);
+    return read(this.ctx, (db) => tenants.listTokens(db, tenant));
   }
   deleteToken(tenant: string, id: string): Promise<boolean> {
-    return tenants.deleteToken(this.ctx, tenant, id);
+    return write(this.ctx, (tx) => tenants.deleteToken(tx, tenant, id));
   }
   findToken(id: string): Promise<TokenLookup | null> {
-    return tenants.findToken(this.ctx.read, id);
+    return read(this.ctx, (db) => tenants.findToken(db, id));
   }
 
   putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
-    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
+    return write(this.ctx, (tx) => agents.putAgent(tx, tenant, name, spec, maxAgents));
   }
   getAgent(tenant: string, name: string): Promise<Agent | null> {
-    return tenants.getAgent(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => agents.getAgent(db, tenant, name));
   }
   listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
-    return tenants.listAgents(this.ctx.read, tenant, limit, cursor);
+    return read(this.ctx, (db) => agents.listAgents(db, tenant, limit, cursor));
   }
   deleteAgent(tenant: string, name: string): Promise<boolean> {
-    return tenants.deleteAgent(this.ctx, tenant, name);
+    return deleteAgent(this.ctx, tenant, name);
   }
 
   enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {

@@ -37,19 +37,10 @@ export function toTokenRecord(row: TokenRow): TokenRecord {
   return { id: row.id, tenant: row.tenant, name: row.name, created_at: iso(row.created_at) };
 }
 
-/** id, tenant, name, hash, created_at of a new token (its own time, else `now`). */
-export function tokenValues(
-  token: TokenRecord & { hash: string },
-  now: number,
-): (string | number)[] {
+/** A token's creation time: the one it carries, or the store clock's `now`. */
+export function tokenCreatedAt(token: TokenRecord, now: number): number {
   const createdAt = Date.parse(token.created_at);
-  return [
-    token.id,
-    token.tenant,
-    token.name,
-    token.hash,
-    Number.isNaN(createdAt) ? now : createdAt,
-  ];
+  return Number.isNaN(createdAt) ? now : createdAt;
 }
 
 /** The error every active run of a deleted agent fails with (their lanes free). */

@@ -91,7 +91,9 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
-import * as tenants from './tenants.ts';
+import * as tenants from '../repositories/tenants.ts';
+import * as agents from '../repositories/agents.ts';
+import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from './trace.ts';
 import * as usage from './usage.ts';
@@ -205,45 +207,49 @@ export class SqliteStore implements Store {
   }
 
   async createTenant(name: string, metadata: JsonObject) {
-    return tenants.createTenant(this.ctx, name, metadata);
+    return write(this.ctx, (tx) => tenants.createTenant(tx, name, metadata));
   }
   async getTenant(name: string): Promise<Tenant | null> {
-    return tenants.getTenant(this.ctx, name);
+    return read(this.ctx, (db) => tenants.getTenant(db, name));
   }
   async listTenants(): Promise<Tenant[]> {
-    return tenants.listTenants(this.ctx);
+    return read(this.ctx, (db) => tenants.listTenants(db));
   }
   async updateTenant(name: string, metadata: JsonObject, ifUpdatedAt?: string): Promise<Tenant> {
-    return tenants.updateTenant(this.ctx, name, metadata, ifUpdatedAt);
+    return write(this.ctx, (tx) => tenants.updateTenant(tx, name, metadata, ifUpdatedAt));
   }
   async deleteTenant(name: string): Promise<boolean> {
     // Deletes go on while the disk is full: they are how space comes back.
-    return this.ctx.disk.freeingSpace(() => tenants.deleteTenant(this.ctx, name));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => tenants.deleteTenant(tx, name)),
+    );
   }
   async createToken(token: TokenRecord & { hash: string }): Promise<TokenRecord> {
-    return tenants.createToken(this.ctx, token);
+    return write(this.ctx, (tx) => tenants.createToken(tx, token));
   }
   async listTokens(tenant: string): Promise<TokenRecord[]> {
-    return tenants.listTokens(this.ctx, tenant);
+    return read(this.ctx, (db) => tenants.listTokens(db, tenant));
   }
   async deleteToken(tenant: string, id: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => tenants.deleteToken(this.ctx, tenant, id));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => tenants.deleteToken(tx, tenant, id)),
+    );
   }
   async findToken(id: string): Promise<TokenLookup | null> {
-    return tenants.findToken(this.ctx, id);
+    return read(this.ctx, (db) => tenants.findToken(db, id));
   }
 
   async putAgent(tenant: string, name: string, spec: AgentSpec, maxAgents?: number) {
-    return tenants.putAgent(this.ctx, tenant, name, spec, maxAgents);
+    return write(this.ctx, (tx) => agents.putAgent(tx, tenant, name, spec, maxAgents));
   }
   async getAgent(tenant: string, name: string): Promise<Agent | null> {
-    return tenants.getAgent(this.ctx, tenant, name);
+    return read(this.ctx, (db) => agents.getAgent(db, tenant, name));
   }
   async listAgents(tenant: string, limit: number, cursor?: string): Promise<Page<Agent>> {
-    return tenants.listAgents(this.ctx, tenant, limit, cursor);
+    return read(this.ctx, (db) => agents.listAgents(db, tenant, limit, cursor));
   }
   async deleteAgent(tenant: string, name: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => tenants.deleteAgent(this.ctx, tenant, name));
+    return this.ctx.disk.freeingSpace(() => deleteAgent(this.ctx, tenant, name));
   }
 
   async enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
