@@ -94,7 +94,7 @@ import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from './trace.ts';
-import * as usage from './usage.ts';
+import * as usage from '../repositories/usage.ts';
 import type * as usageRules from '../rules/usage.ts';
 
 /** What the backend found at open: settings read back and optional extensions. */
@@ -559,18 +559,19 @@ export class PostgresStore implements Store {
     tenant: string,
     query: usageRules.UsageQuery,
   ): Promise<{ rows: usageRules.UsageRow[]; total: usageRules.UsageTotals }> {
-    return usage.getUsage(this.ctx.read, tenant, query);
+    return read(this.ctx, (db) => usage.getUsage(db, tenant, query));
   }
-  getBudgetState(tenant: string, runId: string): Promise<usageRules.BudgetState> {
-    return usage.getBudgetState(this.ctx, tenant, runId);
+  async getBudgetState(tenant: string, runId: string): Promise<usageRules.BudgetState> {
+    const now = await this.ctx.now();
+    return read(this.ctx, (db) => usage.getBudgetState(db, tenant, runId, now));
   }
   getTenantBudget(tenant: string): Promise<usageRules.TenantBudget> {
-    return usage.getTenantBudget(this.ctx.read, tenant);
+    return read(this.ctx, (db) => usage.getTenantBudget(db, tenant));
   }
   putTenantBudget(
     tenant: string,
     budget: usageRules.TenantBudget,
   ): Promise<usageRules.TenantBudget> {
-    return usage.putTenantBudget(this.ctx, tenant, budget);
+    return write(this.ctx, (tx) => usage.putTenantBudget(tx, tenant, budget));
   }
 }

@@ -135,23 +135,7 @@ export function toTotals(row: Record<string, unknown> | undefined): UsageTotals 
   };
 }
 
-/**
- * The one-row SELECT of a step boundary's check (parameters: tenant, day, tenant, run
- * id), for both dialects; `budgetStateOf` reads its row.
- */
-export const BUDGET_STATE_SQL = `SELECT
-  (SELECT daily_tokens FROM tenant_budgets WHERE tenant = $1) AS daily_tokens,
-  (SELECT daily_cost_usd FROM tenant_budgets WHERE tenant = $1) AS daily_cost_usd,
-  d.input_tokens AS day_input, d.output_tokens AS day_output,
-  d.model_calls AS day_calls, d.cost_usd AS day_cost,
-  r.input_tokens AS run_input, r.output_tokens AS run_output,
-  r.model_calls AS run_calls, r.cost_usd AS run_cost
-FROM (SELECT 1 AS one) AS base
-LEFT JOIN usage_tenant_day AS d ON d.tenant = $1 AND d.day = $2
-LEFT JOIN (SELECT SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
-    SUM(model_calls) AS model_calls, SUM(cost_usd) AS cost_usd
-  FROM usage_ledger WHERE run_id = $3) AS r ON true`;
-
+/** The row of the step boundary's check (repositories/usage.ts, budgetStateQuery). */
 export function budgetStateOf(row: Record<string, unknown> | undefined): BudgetState {
   const nullable = (value: unknown) =>
     value === null || value === undefined ? null : Number(value);

@@ -96,7 +96,7 @@ import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from './trace.ts';
-import * as usage from './usage.ts';
+import * as usage from '../repositories/usage.ts';
 import type * as usageRules from '../rules/usage.ts';
 
 function countBy<K extends string>(
@@ -616,18 +616,18 @@ export class SqliteStore implements Store {
     tenant: string,
     query: usageRules.UsageQuery,
   ): Promise<{ rows: usageRules.UsageRow[]; total: usageRules.UsageTotals }> {
-    return usage.getUsage(this.ctx, tenant, query);
+    return read(this.ctx, (db) => usage.getUsage(db, tenant, query));
   }
   async getBudgetState(tenant: string, runId: string): Promise<usageRules.BudgetState> {
-    return usage.getBudgetState(this.ctx, tenant, runId);
+    return read(this.ctx, (db) => usage.getBudgetState(db, tenant, runId, this.ctx.now()));
   }
   async getTenantBudget(tenant: string): Promise<usageRules.TenantBudget> {
-    return usage.getTenantBudget(this.ctx, tenant);
+    return read(this.ctx, (db) => usage.getTenantBudget(db, tenant));
   }
   async putTenantBudget(
     tenant: string,
     budget: usageRules.TenantBudget,
   ): Promise<usageRules.TenantBudget> {
-    return usage.putTenantBudget(this.ctx, tenant, budget);
+    return write(this.ctx, (tx) => usage.putTenantBudget(tx, tenant, budget));
   }
 }
