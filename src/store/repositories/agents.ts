@@ -7,11 +7,10 @@ import type { AgentRow } from '../rows.ts';
 import { toAgent } from '../rows.ts';
 import { AGENT_LIST } from '../rules/keyset.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
-import type { Page } from '../store.ts';
 import { sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireTenant } from './guards.ts';
-import { listByKey } from './keyset.ts';
+import { listByName } from './keyset.ts';
 import { refuseCreatePastQuota } from './named-rows.ts';
 import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
@@ -43,16 +42,6 @@ export function* putAgent(
   return { agent: toAgent(row), created: wasCreated(row) };
 }
 
-export function listAgents(
-  db: Reads,
-  tenant: string,
-  limit: number,
-  cursor?: string,
-): Op<Page<Agent>> {
-  return listByKey(
-    db,
-    { ...AGENT_LIST, tenant, limit, cursor },
-    toAgent,
-    (row: AgentRow) => row.name,
-  );
+export function listAgents(db: Reads, tenant: string, limit: number, cursor?: string) {
+  return listByName(db, AGENT_LIST, toAgent, { tenant, limit, cursor });
 }

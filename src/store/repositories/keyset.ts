@@ -20,3 +20,13 @@ export function* listByKey<Row, T>(
   const rows = yield* db.rows<Row>(query);
   return pageOf(rows, list.limit, toItem, (row) => [keyOf(row)]);
 }
+
+/** One page of a tenant's rows keyed by their name (agents, webhooks, secrets, …). */
+export function listByName<Row extends { name: string }, T>(
+  db: Reads,
+  list: Omit<KeysetList, 'tenant' | 'limit' | 'cursor'>,
+  toItem: (row: Row) => T,
+  page: { tenant: string; limit: number; cursor: string | undefined },
+): Op<Page<T>> {
+  return listByKey(db, { ...list, ...page }, toItem, (row: Row) => row.name);
+}

@@ -2,16 +2,15 @@
 // are read only by getSecretValue; listings carry names and times.
 
 import type { JsonObject } from '../../types.ts';
-import type { McpServerRecord, SecretInfo } from '../shapes.ts';
-import type { McpServerRow, SecretInfoRow } from '../rules/mcp.ts';
+import type { McpServerRecord } from '../shapes.ts';
+import type { McpServerRow } from '../rules/mcp.ts';
 import { toMcpServer, toSecretInfo } from '../rules/mcp.ts';
 import { MCP_SERVER_LIST, SECRET_LIST } from '../rules/keyset.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
-import type { Page } from '../store.ts';
 import { sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireTenant } from './guards.ts';
-import { listByKey } from './keyset.ts';
+import { listByName } from './keyset.ts';
 import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
@@ -56,18 +55,8 @@ export function* listMcpServers(db: Reads, tenant: string | null): Op<McpServerR
   return rows.map(toMcpServer);
 }
 
-export function listMcpServersPage(
-  db: Reads,
-  tenant: string,
-  limit: number,
-  cursor?: string,
-): Op<Page<McpServerRecord>> {
-  return listByKey(
-    db,
-    { ...MCP_SERVER_LIST, tenant, limit, cursor },
-    toMcpServer,
-    (row: McpServerRow) => row.name,
-  );
+export function listMcpServersPage(db: Reads, tenant: string, limit: number, cursor?: string) {
+  return listByName(db, MCP_SERVER_LIST, toMcpServer, { tenant, limit, cursor });
 }
 
 /** Records what discovery found (tools absent: keeps the last list); false: no such server. */
@@ -109,18 +98,8 @@ export function* putSecret(
   return { created: row ? wasCreated(row) : false };
 }
 
-export function listSecrets(
-  db: Reads,
-  tenant: string,
-  limit: number,
-  cursor?: string,
-): Op<Page<SecretInfo>> {
-  return listByKey(
-    db,
-    { ...SECRET_LIST, tenant, limit, cursor },
-    toSecretInfo,
-    (row: SecretInfoRow) => row.name,
-  );
+export function listSecrets(db: Reads, tenant: string, limit: number, cursor?: string) {
+  return listByName(db, SECRET_LIST, toSecretInfo, { tenant, limit, cursor });
 }
 
 export function* getSecretValue(db: Reads, tenant: string, name: string): Op<string | null> {

@@ -12,11 +12,10 @@ import {
 } from '../rules/wasm-tools.ts';
 import { WASM_TOOL_LIST } from '../rules/keyset.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
-import type { Page } from '../store.ts';
 import { raw, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireTenant } from './guards.ts';
-import { listByKey } from './keyset.ts';
+import { listByName } from './keyset.ts';
 import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
@@ -64,18 +63,8 @@ export function* listWasmTools(db: Reads, tenant: string): Op<WasmToolInfo[]> {
   return rows.map(toWasmToolInfo);
 }
 
-export function listWasmToolsPage(
-  db: Reads,
-  tenant: string,
-  limit: number,
-  cursor?: string,
-): Op<Page<WasmToolInfo>> {
-  return listByKey(
-    db,
-    { ...WASM_TOOL_LIST, tenant, limit, cursor },
-    toWasmToolInfo,
-    (row: WasmToolInfoRow) => row.name,
-  );
+export function listWasmToolsPage(db: Reads, tenant: string, limit: number, cursor?: string) {
+  return listByName(db, WASM_TOOL_LIST, toWasmToolInfo, { tenant, limit, cursor });
 }
 
 export function deleteWasmTool(tx: Writes, tenant: string, name: string): Op<boolean> {

@@ -3,11 +3,10 @@
 import type { WebhookInfo, WebhookRecord, WebhookRow } from '../rules/webhooks.ts';
 import { toWebhookInfo, toWebhookRecord } from '../rules/webhooks.ts';
 import { WEBHOOK_LIST } from '../rules/keyset.ts';
-import type { Page } from '../store.ts';
 import { sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireTenant } from './guards.ts';
-import { listByKey } from './keyset.ts';
+import { listByName } from './keyset.ts';
 import { deleteNamedRow, refuseCreatePastQuota } from './named-rows.ts';
 import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
@@ -40,18 +39,8 @@ export function* getWebhook(db: Reads, tenant: string, name: string): Op<Webhook
   return row ? toWebhookRecord(row) : null;
 }
 
-export function listWebhooks(
-  db: Reads,
-  tenant: string,
-  limit: number,
-  cursor?: string,
-): Op<Page<WebhookInfo>> {
-  return listByKey(
-    db,
-    { ...WEBHOOK_LIST, tenant, limit, cursor },
-    toWebhookInfo,
-    (row: WebhookRow) => row.name,
-  );
+export function listWebhooks(db: Reads, tenant: string, limit: number, cursor?: string) {
+  return listByName(db, WEBHOOK_LIST, toWebhookInfo, { tenant, limit, cursor });
 }
 
 export function* rotateWebhookSecret(
