@@ -70,4 +70,17 @@ describe('sqlite: a bound LIMIT keeps its statement compiled', () => {
       );
     assert.deepEqual(found, []);
   });
+
+  it('binds no bare LIMIT in the repositories shared with PostgreSQL (limitOf writes it)', () => {
+    const shared = new URL('../src/store/repositories/', import.meta.url);
+    const files = readdirSync(shared).filter((name) => name.endsWith('.ts'));
+    assert.ok(files.length > 5, `found ${files.length} shared repositories`);
+    const found = files.flatMap((name) =>
+      readFileSync(new URL(name, shared), 'utf8')
+        .split('\n')
+        .map((line, index) => ({ where: `${name}:${index + 1}`, line }))
+        .filter(({ line }) => /\bLIMIT\s+\$\{(?!limitOf\()/.test(line)),
+    );
+    assert.deepEqual(found, []);
+  });
 });

@@ -7,10 +7,9 @@ import type { Artifact, ArtifactStat } from '../../types.ts';
 import type { ArtifactStatRow } from '../rows.ts';
 import { ARTIFACT_STAT_COLUMNS, decodeCursor, pageOf, toArtifactStat } from '../rows.ts';
 import type { ArtifactWrite, Page } from '../store.ts';
-import { raw, sql } from '../sql/query.ts';
+import { limitOf, raw, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireStorageQuota, requireTenant } from './guards.ts';
-import { limitOf } from './named-rows.ts';
 import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
 const STAT_COLUMNS = raw(ARTIFACT_STAT_COLUMNS);

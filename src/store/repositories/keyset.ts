@@ -14,7 +14,7 @@ export function* listByKey<Row, T>(
   keyOf: (row: Row) => string,
 ): Op<Page<T>> {
   const query = fromBoundText<KeysetValue>((bind) =>
-    // CAST: see limitOf in named-rows.ts.
+    // CAST: see limitOf in ../sql/query.ts.
     keysetListSql(list, bind, (param) => `CAST(${param} AS INTEGER)`),
   );
   const rows = yield* db.rows<Row>(query);

@@ -6,7 +6,7 @@ import { QUOTA_OF_TABLE } from '../rules/named-rows.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 import { countQuotaError, queueIsFull } from '../rules/tenant-fairness.ts';
 import type { ChangedResource } from '../store.ts';
-import { raw, sql } from '../sql/query.ts';
+import { limitOf, raw, sql } from '../sql/query.ts';
 import type { Op, Writes } from '../sql/steps.ts';
 
 /** True when the row existed; announced as `resource` when one is given. */
@@ -48,13 +48,4 @@ export function* refuseCreatePastQuota(
   if (queueIsFull(Number(counted?.count ?? 0), limit)) {
     throw countQuotaError(tenant, limit, QUOTA_OF_TABLE[table]);
   }
-}
-
-/**
- * A bound LIMIT, written as an expression: SQLite compiles a statement with a bare
- * bound LIMIT again at every call (src/store/sqlite/statements.ts); PostgreSQL takes
- * either.
- */
-export function limitOf(value: number) {
-  return sql`CAST(${value} AS INTEGER)`;
 }

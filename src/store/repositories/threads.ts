@@ -8,9 +8,8 @@ import { decodeCursor, pageOf } from '../rows.ts';
 import type { ThreadRow, TurnExtras } from '../rules/threads.ts';
 import { messagesAfterTurn, threadKey, toThread, toThreadSummary } from '../rules/threads.ts';
 import type { Page } from '../store.ts';
-import { sql } from '../sql/query.ts';
+import { limitOf, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
-import { limitOf } from './named-rows.ts';
 
 /** Inside the finalization write: the run's reply (and steered texts) join its thread. */
 export function* appendTurnToThread(

@@ -26,7 +26,7 @@
 //
 // Schedules, agents, MCP servers, WebAssembly tools, secrets and webhooks. A put that
 // creates one counts the tenant's rows of its kind the same way (the named rows through
-// one function per backend, named-rows.ts), so racing creates cannot both take the last
+// one shared function, src/store/repositories/named-rows.ts), so racing creates cannot both take the last
 // place; replacing one is never refused.
 //
 // Queued runs. An enqueue counts the tenant's queued runs inside its own transaction

@@ -83,3 +83,11 @@ export function fromBoundText<V extends SqlValue>(
   }
   return { parts, values: ordered };
 }
+
+/**
+ * A bound LIMIT, written as an expression: SQLite compiles a statement with a bare bound
+ * LIMIT again at every call (src/store/sqlite/statements.ts); PostgreSQL takes either.
+ */
+export function limitOf(value: number): Query {
+  return sql`CAST(${value} AS INTEGER)`;
+}

@@ -1,0 +1,87 @@
+// The dialect port the shared store repositories are written against (src/store/sql/):
+// one query renders with each backend's placeholders and values, fragments splice in
+// with their values in order, and a shared upsert tells a create from a replace without
+// PostgreSQL's xmax (repositories/upsert.ts), whatever the clock does.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fromBoundText, join as joinSql, limitOf, raw, sql } from '../src/store/sql/query.ts';
+import { postgresDialect } from '../src/store/postgres/dialect.ts';
+import { sqliteDialect } from '../src/store/sqlite/dialect.ts';
+import { openSqliteStore } from '../src/store/sqlite/index.ts';
+
+describe('sql port: one query, two dialects', () => {
+  const tenant = 'acme';
+  const query = sql`SELECT * FROM agents WHERE tenant = ${tenant} AND ${sql`name > ${'b'}`} ORDER BY name LIMIT ${limitOf(11)}`;
+
+  it('binds values in text order, fragments spliced in', () => {
+    assert.deepEqual(query.values, ['acme', 'b', 11]);
+    assert.equal(
+      sqliteDialect.text(query),
+      'SELECT * FROM agents WHERE tenant = ? AND name > ? ORDER BY name LIMIT CAST(? AS INTEGER)',
+    );
+    assert.equal(
+      postgresDialect.text(query),
+      'SELECT * FROM agents WHERE tenant = $1 AND name > $2 ORDER BY name LIMIT CAST($3 AS INTEGER)',
+    );
+  });
+
+  it('writes raw names as text and joins fragments', () => {
+    const where = joinSql([sql`a = ${1}`, sql`b = ${2}`, raw('c IS NULL')], ' AND ');
+    const q = sql`DELETE FROM ${raw('threads')} WHERE ${where}`;
+    assert.equal(
+      postgresDialect.text(q),
+      'DELETE FROM threads WHERE a = $1 AND b = $2 AND c IS NULL',
+    );
+    assert.deepEqual(q.values, [1, 2]);
+  });
+
+  it('renders the few real differences per backend', () => {
+    const greatest = (d: typeof sqliteDialect) =>
+      d.text(d.greatest(sql`${5}`, sql`updated_at + 1`));
+    assert.equal(greatest(sqliteDialect), 'MAX(?, updated_at + 1)');
+    assert.equal(greatest(postgresDialect), 'GREATEST($1, updated_at + 1)');
+    assert.equal(sqliteDialect.value(true), 1);
+    assert.equal(postgresDialect.value(true), true);
+    assert.equal(sqliteDialect.turnsOn('usage:acme'), null);
+    assert.deepEqual(postgresDialect.turnsOn('usage:acme')?.values, ['usage:acme']);
+  });
+
+  it('turns text written with a bind callback into a query, a value per mention', () => {
+    const q = fromBoundText<string | number>((bind) => {
+      const t = bind('acme');
+      return `SELECT 1 WHERE tenant = ${t()} OR owner = ${t()} LIMIT ${bind(3)()}`;
+    });
+    assert.deepEqual(q.values, ['acme', 'acme', 3]);
+    assert.equal(postgresDialect.text(q), 'SELECT 1 WHERE tenant = $1 OR owner = $2 LIMIT $3');
+  });
+});
+
+describe('sql port on SQLite: the shared upsert', () => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'keel-sql-port-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('tells a create from a replace, even when the clock goes back', async () => {
+    let now = 1_000_000;
+    const store = await openSqliteStore({
+      path: join(dir, 'keel.db'),
+      durability: 'process',
+      now: () => now,
+    });
+    try {
+      await store.createTenant('acme', {});
+      const first = await store.putWebhook('acme', 'hook', 'https://a.example', 's1');
+      now -= 500;
+      const second = await store.putWebhook('acme', 'hook', 'https://b.example', 's2');
+      assert.equal(first.created, true);
+      assert.equal(second.created, false);
+      assert.ok(Date.parse(second.webhook.updated_at) > Date.parse(first.webhook.updated_at));
+      assert.equal((await store.getWebhook('acme', 'hook'))?.secret, 's1');
+    } finally {
+      await store.close();
+    }
+  });
+});
