@@ -4,7 +4,7 @@
 // the same Node — then the median of the rounds, as absolute ms drift with the load of a
 // shared machine.
 
-import { formatTable, median } from '../support.ts';
+import { formatTable } from '../support.ts';
 import type { NodeRuntime } from './node-runtimes.ts';
 
 export interface RoundRow {
@@ -14,6 +14,15 @@ export interface RoundRow {
   node: string;
   round: number;
   serverCpuMsPerTurn: number;
+}
+
+/** The middle value; with an even count, the mean of the two middle ones (2 rounds: their mean). */
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[half] as number)
+    : ((sorted[half - 1] as number) + (sorted[half] as number)) / 2;
 }
 
 /** The contender the others are set against. */
