@@ -7,7 +7,8 @@
 // the two requests of a turn plus keel's number of raw SQLite commits) and the peers
 // (turns/peers.ts, installed in bench/peers/). `npm run bench -- turns-pg`: keel on
 // PostgreSQL (an api and a worker process) with PostgreSQL's own backends sampled too.
-// KEEL_BENCH_ROUNDS (default 1) repeats the whole interleaved sequence.
+// KEEL_BENCH_ROUNDS (default 1) repeats the whole interleaved sequence. KEEL_BENCH_NODES=20,24
+// runs every server contender on each Node in turn, side by side (turns/node-runtimes.ts).
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,8 @@ import {
   type Running,
 } from './turns/contenders.ts';
 import { countKeelCommits, setUpKeel, type BenchTools } from './turns/keel-setup.ts';
+import { parseBenchNodes, type NodeRuntime } from './turns/node-runtimes.ts';
+import { printNodeComparison, type RoundRow } from './turns/node-comparison.ts';
 import { peersInstalled, startPeer, type PeerName } from './turns/peers.ts';
 import { postgresBackends, postgresSchemaUrl, dropPostgresSchema } from './turns/postgres.ts';
 import { sampleProcs, processTree, type ProcSample } from './turns/proc-stats.ts';
@@ -86,6 +89,9 @@ async function measure(
       cwd: ROOT,
       ready: /^(ready)$/m,
       stdin: true,
+      // The load prints "ready" after its warm-up turns: minutes for a slow peer on a
+      // loaded machine.
+      readyTimeoutMs: 900_000,
     },
   );
   const serverPids = running.pids().flatMap((pid) => processTree(pid));
@@ -127,6 +133,7 @@ const DURABLE = {
 interface KeelTrialOptions {
   /** The `keel fixture-model` server; null: the fixture model in process. */
   model: Child | null;
+  node: NodeRuntime;
   /** Another checkout of keel (KEEL_BENCH_BASELINE); absent: this one. */
   checkout?: string;
   modelStream?: 'when-watched';
@@ -137,11 +144,12 @@ async function keelTrial(
   dir: string,
   name: string,
   durability: 'full' | 'process',
-  { model, checkout, modelStream, tools }: KeelTrialOptions,
+  { model, node, checkout, modelStream, tools }: KeelTrialOptions,
 ): Promise<Measured> {
   const running = await startKeelContender({
     dir: mkdtempSync(join(dir, 'keel-')),
     durability,
+    node,
     ...(checkout && { checkout }),
     ...(modelStream && { modelStream }),
     concurrency: INFLIGHT,
@@ -159,8 +167,9 @@ async function floorTrial(
   dir: string,
   durability: 'full' | 'process',
   commits: number,
+  node: NodeRuntime,
 ): Promise<Measured> {
-  const running = await startFloor(mkdtempSync(join(dir, 'floor-')), durability, commits);
+  const running = await startFloor(mkdtempSync(join(dir, 'floor-')), durability, commits, node);
   try {
     return await measure(`floor ${durability}`, `${commits} raw commits`, running, null);
   } finally {
@@ -168,8 +177,13 @@ async function floorTrial(
   }
 }
 
-async function peerTrial(dir: string, peer: PeerName, model: Child): Promise<Measured> {
-  const running = await startPeer(peer, mkdtempSync(join(dir, `${peer}-`)), model.ready);
+async function peerTrial(
+  dir: string,
+  peer: PeerName,
+  model: Child,
+  node: NodeRuntime,
+): Promise<Measured> {
+  const running = await startPeer(peer, mkdtempSync(join(dir, `${peer}-`)), model.ready, node);
   try {
     return await measure(peer, running.durable, running, model);
   } finally {
@@ -224,50 +238,71 @@ function rounds(): number {
 export async function runTurnsBench(): Promise<void> {
   ensureBuilt();
   if (process.env.KEEL_BENCH_BASELINE) ensureBuilt(`${process.env.KEEL_BENCH_BASELINE}/`);
+  const nodes = parseBenchNodes(process.env.KEEL_BENCH_NODES);
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-turns-'));
   const model = await startFixtureModel();
-  const rows: Measured[] = [];
+  const rows: (Measured & RoundRow)[] = [];
   try {
     const commits = await countKeelCommits(TEXT);
     const peers = peersInstalled();
     const failures: string[] = [];
-    const run = async (label: string, trial: () => Promise<Measured>): Promise<void> => {
+    let round = 0;
+    // Each trial once per Node, one after the other; every other round in the opposite
+    // order, so neither Node always runs first on a machine whose load drifts.
+    const run = async (
+      label: string,
+      trial: (node: NodeRuntime) => Promise<Measured>,
+    ): Promise<void> => {
       if (!selected(label)) return;
-      try {
-        const row = await trial();
-        rows.push(row);
-        console.log(
-          `${row.name}: ${row.turnsPerSecond.toFixed(0)} turns/s, server ${row.serverCpuMsPerTurn.toFixed(2)} ms CPU/turn, model ${row.modelCpuMsPerTurn.toFixed(2)}, ${row.writeKiBPerTurn.toFixed(1)} KiB written/turn`,
-        );
-      } catch (error) {
-        failures.push(`${label}: ${String(error).slice(0, 2000)}`);
-        console.log(`${label} FAILED: ${String(error).slice(0, 2000)}`);
+      for (const node of round % 2 === 0 ? nodes : [...nodes].reverse()) {
+        try {
+          const measured = await trial(node);
+          const row = {
+            ...measured,
+            name: measured.name + node.suffix,
+            contender: measured.name,
+            node: node.version,
+            round: round + 1,
+          };
+          rows.push(row);
+          console.log(
+            `${row.name}: ${row.turnsPerSecond.toFixed(0)} turns/s, server ${row.serverCpuMsPerTurn.toFixed(2)} ms CPU/turn, model ${row.modelCpuMsPerTurn.toFixed(2)}, ${row.writeKiBPerTurn.toFixed(1)} KiB written/turn`,
+          );
+        } catch (error) {
+          failures.push(`${label}${node.suffix}: ${String(error).slice(0, 2000)}`);
+          console.log(`${label}${node.suffix} FAILED: ${String(error).slice(0, 2000)}`);
+        }
       }
     };
-    for (let round = 0; round < rounds(); round++) {
+    for (; round < rounds(); round++) {
       for (const durability of ['full', 'process'] as const) {
-        await run(`floor-${durability}`, () => floorTrial(dir, durability, commits));
-        await run(`keel-${durability}`, () =>
-          keelTrial(dir, `keel ${durability}, model in process`, durability, { model: null }),
+        await run(`floor-${durability}`, (node) => floorTrial(dir, durability, commits, node));
+        await run(`keel-${durability}`, (node) =>
+          keelTrial(dir, `keel ${durability}, model in process`, durability, {
+            model: null,
+            node,
+          }),
         );
-        await run(`keel-${durability}-http`, () =>
-          keelTrial(dir, `keel ${durability}, model over HTTP`, durability, { model }),
+        await run(`keel-${durability}-http`, (node) =>
+          keelTrial(dir, `keel ${durability}, model over HTTP`, durability, { model, node }),
         );
       }
       // The provider set to stream only watched runs: the load only waits, so nothing is
       // streamed (docs/agent-loop.md, Providers).
-      await run('keel-full-http-when-watched', () =>
+      await run('keel-full-http-when-watched', (node) =>
         keelTrial(dir, 'keel full, model over HTTP, stream = "when-watched"', 'full', {
           model,
+          node,
           modelStream: 'when-watched',
         }),
       );
       // Every keel contender's agent offers the peers' one tool; this one offers keel's
       // whole built-in set, as the agent's default does (and this bench did until the
       // sixth session of issue 21): 16 tool definitions in each model request.
-      await run('keel-full-http-all-tools', () =>
+      await run('keel-full-http-all-tools', (node) =>
         keelTrial(dir, 'keel full, model over HTTP, all 16 built-in tools offered', 'full', {
           model,
+          node,
           tools: 'all',
         }),
       );
@@ -275,22 +310,25 @@ export async function runTurnsBench(): Promise<void> {
       const baseline = process.env.KEEL_BENCH_BASELINE;
       if (baseline) {
         for (const durability of ['full', 'process'] as const) {
-          await run(`baseline-${durability}`, () =>
+          await run(`baseline-${durability}`, (node) =>
             keelTrial(dir, `baseline ${durability}, model in process`, durability, {
               model: null,
+              node,
               checkout: baseline,
             }),
           );
-          await run(`baseline-${durability}-http`, () =>
+          await run(`baseline-${durability}-http`, (node) =>
             keelTrial(dir, `baseline ${durability}, model over HTTP`, durability, {
               model,
+              node,
               checkout: baseline,
             }),
           );
         }
       }
-      for (const peer of peers.names) await run(peer, () => peerTrial(dir, peer, model));
+      for (const peer of peers.names) await run(peer, (node) => peerTrial(dir, peer, model, node));
     }
+    if (nodes.length > 1) printNodeComparison(rows, nodes);
     if (peers.missing) console.log(`\npeers not run: ${peers.missing}`);
     for (const failure of failures) console.log(`\nFAILED ${failure}`);
     report(

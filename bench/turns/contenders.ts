@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Child } from './children.ts';
 import { startChild, stopChild } from './children.ts';
+import { RUNNING_NODE, nodeCommandFor, type NodeRuntime } from './node-runtimes.ts';
 import type { ContenderKind } from './protocols.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,6 +50,8 @@ export interface KeelOptions {
   concurrency: number;
   /** Another checkout of keel to run instead of this one (KEEL_BENCH_BASELINE). */
   checkout?: string;
+  /** The Node keel runs on (KEEL_BENCH_NODES); absent: the one running the benchmark. */
+  node?: NodeRuntime;
 }
 
 function keelToml(options: KeelOptions, role: string): string {
@@ -90,14 +93,19 @@ async function startKeelProcess(options: KeelOptions, role: string): Promise<Chi
   // (summarised by `tsx bench/turns/profile-summary.ts <file>`).
   const profile = process.env.KEEL_BENCH_PROFILE;
   const flags = profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [];
-  return startChild(
-    process.execPath,
-    [...flags, bin, 'serve', '--config', config, '--role', role],
-    {
-      env: cleanEnv(),
-      ready: /keel listening on (\S+)|keel (?:worker|started)/,
-    },
-  );
+  const [command, args] = nodeCommandFor(options.node ?? RUNNING_NODE, [
+    ...flags,
+    bin,
+    'serve',
+    '--config',
+    config,
+    '--role',
+    role,
+  ]);
+  return startChild(command, args, {
+    env: cleanEnv(),
+    ready: /keel listening on (\S+)|keel (?:worker|started)/,
+  });
 }
 
 export async function startKeelContender(options: KeelOptions): Promise<Running> {
@@ -123,12 +131,20 @@ export async function startFloor(
   dir: string,
   durability: 'full' | 'process',
   commitsPerTurn: number,
+  node: NodeRuntime = RUNNING_NODE,
 ): Promise<Running> {
-  const child = await startChild(
-    process.execPath,
-    [...TSX, join(ROOT, 'bench/turns/floor-server.ts'), dir, durability, String(commitsPerTurn)],
-    { env: cleanEnv(), cwd: ROOT, ready: /floor listening on (\S+)/ },
-  );
+  const [command, args] = nodeCommandFor(node, [
+    ...TSX,
+    join(ROOT, 'bench/turns/floor-server.ts'),
+    dir,
+    durability,
+    String(commitsPerTurn),
+  ]);
+  const child = await startChild(command, args, {
+    env: cleanEnv(),
+    cwd: ROOT,
+    ready: /floor listening on (\S+)/,
+  });
   return { kind: 'floor', url: child.ready, pids: () => [child.pid], stop: () => stopChild(child) };
 }
 

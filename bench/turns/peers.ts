@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChild, stopChild } from './children.ts';
 import { ROOT, cleanEnv, type Running } from './contenders.ts';
+import { RUNNING_NODE, nodeCommandFor, type NodeRuntime } from './node-runtimes.ts';
 
 export type PeerName = 'langgraph' | 'mastra';
 
@@ -34,21 +35,19 @@ export async function startPeer(
   peer: PeerName,
   dir: string,
   modelUrl: string,
+  node: NodeRuntime = RUNNING_NODE,
 ): Promise<Running & { durable: string }> {
   const { script, durable } = SCRIPTS[peer];
-  const child = await startChild(
-    process.execPath,
-    [join(PEERS_DIR, script), dir, `${modelUrl}/v1`],
-    {
-      env: cleanEnv({
-        OPENAI_API_KEY: 'fixture',
-        LANGSMITH_TRACING: 'false',
-        NODE_ENV: 'production',
-      }),
-      cwd: PEERS_DIR,
-      ready: /peer listening on (\S+)/,
-    },
-  );
+  const [command, args] = nodeCommandFor(node, [join(PEERS_DIR, script), dir, `${modelUrl}/v1`]);
+  const child = await startChild(command, args, {
+    env: cleanEnv({
+      OPENAI_API_KEY: 'fixture',
+      LANGSMITH_TRACING: 'false',
+      NODE_ENV: 'production',
+    }),
+    cwd: PEERS_DIR,
+    ready: /peer listening on (\S+)/,
+  });
   return {
     kind: peer,
     url: child.ready,
