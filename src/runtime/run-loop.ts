@@ -116,9 +116,7 @@ class RunAttempt {
     await this.begin();
     for (;;) {
       const outcome = this.stopOutcome() ?? (await this.advance(resolved));
-      if (!outcome) continue;
-      if (outcome.status !== 'stopped') await this.journal.flushHeld();
-      return outcome;
+      if (outcome) return outcome;
     }
   }
 

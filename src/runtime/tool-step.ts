@@ -19,7 +19,6 @@
 
 import type { Failpoints } from '../failpoints.ts';
 import type { ToolDefinition } from '../providers/provider.ts';
-import type { RunStore } from '../store/store.ts';
 import { nestingProblem } from '../nesting.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AnyToolSpec, ToolContext, ToolPorts } from '../tools/tool.ts';
@@ -82,7 +81,7 @@ export function toolDefinitions(registry: ToolRegistry, agent: Agent): ToolDefin
 
 /** The environment of a run attempt's calls; the ports are bound to the run's scope. */
 export function toolCallEnv(
-  deps: { store: RunStore & ToolPortStore; toolPorts?: (scope: PortScope) => ToolPorts },
+  deps: { store: ToolPortStore; toolPorts?: (scope: PortScope) => ToolPorts },
   run: Run,
   agent: Agent,
   registry: ToolRegistry,
