@@ -6,6 +6,7 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
+  inTerminalOrder,
   leaseLost,
   progressValues,
   settleValues,
@@ -158,7 +159,7 @@ export async function failActiveRuns(
     tx,
     rows.map((row) => row.run_id),
   );
-  for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
+  for (const row of inTerminalOrder(rows)) {
     await appendEvent(tx, row, 'run.failed', { error: { ...error } });
     tx.changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }

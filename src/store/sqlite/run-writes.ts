@@ -4,6 +4,7 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
+  inTerminalOrder,
   leaseLost,
   progressValues,
   settleValues,
@@ -183,7 +184,7 @@ export function failActiveRuns(
     ctx,
     rows.map((row) => row.run_id),
   );
-  for (const row of rows) {
+  for (const row of inTerminalOrder(rows)) {
     appendEvent(ctx, changes, row, 'run.failed', { error: { ...error } }, now);
     changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }
