@@ -12,7 +12,7 @@ import { isKeelError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Fence, FinalizeInput, PendingSteer, ProgressInput } from '../store/store.ts';
 import type { EntryBody, Run, RunEntry, RunFigures } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 

@@ -17,7 +17,7 @@
 import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RunEntry, ToolCall, ToolResultBody, TraceEvent } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { openCalls } from './open-calls.ts';
 
 /** Crashed attempts during one repeatable call after which it is not run again. */

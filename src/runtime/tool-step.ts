@@ -33,7 +33,7 @@ import type {
   ToolResultError,
   Usage,
 } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import type { ApprovalGate } from './approvals.ts';
 import type { RunControl } from './run-control.ts';
 import type { AttemptTrace } from './tracer.ts';

@@ -12,7 +12,7 @@ import { isKeelError } from '../errors.ts';
 import type { ApprovalStore, ClaimedRun, Fence, RunStore, StoreChanges } from '../store/store.ts';
 import { sweepApprovalTimeouts } from './approvals.ts';
 import type { RunStatus } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { finalizeRun, runFailed } from './finalize.ts';
 import type { RunJournalPort } from './journal.ts';
 import type { RunLoopDeps } from './run-loop.ts';
