@@ -26,6 +26,7 @@ import type { Provider } from './providers/provider.ts';
 import { createConfiguredProviders } from './providers/configured.ts';
 import { assertProviderKeys } from './providers/provider-keys.ts';
 import { createProviderRegistry } from './providers/registry.ts';
+import type { RunJournalPort } from './runtime/journal.ts';
 import type { LiveEvents, LiveRelay } from './runtime/live.ts';
 import { createLiveEvents } from './runtime/live.ts';
 import { createToolPorts } from './runtime/tool-ports.ts';
@@ -53,8 +54,6 @@ import { createCompiledModules } from './wasm/modules.ts';
 import type { WasmPool } from './wasm/pool.ts';
 import { createWasmPool } from './wasm/pool.ts';
 import { createWasmService } from './wasm/service.ts';
-import type { SeededBug } from './seeded-bugs.ts';
-import { checkSeededBugs } from './seeded-bugs.ts';
 import { loadRunTracer } from './telemetry/load.ts';
 
 export interface KeelOptions {
@@ -73,8 +72,14 @@ export interface KeelOptions {
   role?: KeelRole;
   /** Test-only fault points (the config never enables any); default inert. */
   failpoints?: Failpoints;
-  /** Test-only seeded bugs (docs/reliability.md); the config never sets any. */
-  seededBugs?: readonly SeededBug[];
+  /**
+   * Wraps the opened store before anything uses it; `url` is config.store.url. Only a
+   * test passes one (test/helpers/seeded-bugs.ts breaks a guarantee on purpose); no
+   * command, config key or environment variable reaches it.
+   */
+  wrapStore?: (store: Store, url: string) => Store;
+  /** Wraps the journal the runs record to (default: the store); only a test passes one. */
+  wrapJournal?: (journal: RunJournalPort) => RunJournalPort;
   /** Test-only tools (the effect sink's); the config never adds any. */
   extraTools?: readonly AnyToolSpec[];
   /**
@@ -116,21 +121,16 @@ export interface OpenedStore {
 }
 
 /** Opens the configured store: SQLite (one process owns the data dir) or PostgreSQL. */
-export async function openStore(
-  config: KeelConfig,
-  failpoints: Failpoints,
-  seededBugs: readonly SeededBug[] = [],
-): Promise<OpenedStore> {
+export async function openStore(config: KeelConfig, failpoints: Failpoints): Promise<OpenedStore> {
   const { url, durability } = config.store;
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const store = await openPostgresStore({ url, failpoints, seededBugs });
+    const store = await openPostgresStore({ url, failpoints });
     return { store, expireAllLeases: null, liveRelay: store.live };
   }
   const store = await openSqliteStore({
     path: url.slice('sqlite:'.length),
     durability,
     failpoints,
-    seededBugs,
     ...(config.memory.search_threads === null ? {} : { readThreads: config.memory.search_threads }),
   });
   return { store, expireAllLeases: () => store.expireAllLeases(), liveRelay: null };
@@ -185,8 +185,11 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
   }
   const metrics = createMetrics();
   const failpoints = options.failpoints ?? inertFailpoints;
-  const seededBugs = checkSeededBugs(options.seededBugs ?? []);
-  const { store, expireAllLeases, liveRelay } = await openStore(config, failpoints, seededBugs);
+  const opened = await openStore(config, failpoints);
+  const { expireAllLeases, liveRelay } = opened;
+  const store = options.wrapStore
+    ? options.wrapStore(opened.store, config.store.url)
+    : opened.store;
   let api: FastifyInstance | null = null;
   try {
     const role = options.role ?? 'all';
@@ -278,7 +281,7 @@ export async function startKeel(config: KeelConfig, options: KeelOptions = {}): 
           },
           scope,
         ),
-      seededBugs,
+      ...(options.wrapJournal && { journal: options.wrapJournal(store) }),
       // keel.toml's providers, then test overrides; `fixture` is always there.
       providers: createProviderRegistry({
         ...createConfiguredProviders(config.providers, config.provider_keys),

@@ -225,12 +225,8 @@ export type ThreadFold = { through_run_id: string; summary: string };
 
 export type RunEntry = EntryBody & { run_id: string; seq: number; attempt: number; ts: string };
 
-export interface TraceEvent {
-  seq: number;
-  ts: string;
-  type: string;
-  data: JsonObject;
-}
+/** A persisted run event as read back (src/events.ts, the one event union). */
+export type { TraceEvent } from './events.ts';
 
 export interface ThreadMessage {
   role: 'user' | 'assistant';

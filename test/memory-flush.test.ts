@@ -24,7 +24,7 @@ import { createHashEmbedder } from '../src/memory/embedders/hash.ts';
 import type { PortScope } from '../src/runtime/tool-ports.ts';
 import { createToolPorts } from '../src/runtime/tool-ports.ts';
 import type { Agent, EntryBody, Run, RunEntry } from '../src/types.ts';
-import type { RunEvent } from '../src/runtime/events.ts';
+import type { RunEvent } from '../src/events.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import type { Harness } from './runtime-harness.ts';
 import { AGENT_DEFAULTS, TENANT, openHarness } from './runtime-harness.ts';

@@ -81,7 +81,6 @@ export interface HarnessOptions extends Partial<
   providers?: Record<string, Provider>;
   /** Default: the built-in tools. */
   tools?: ToolRegistry;
-  seededBugs?: string[];
   /** Do not start the worker (tests that stage the store first). */
   idle?: boolean;
 }
@@ -94,7 +93,6 @@ export async function openHarness(options: HarnessOptions = {}): Promise<Harness
   const worker = createWorker({
     store,
     tools: options.tools ?? createToolRegistry(builtinTools()),
-    ...(options.seededBugs && { seededBugs: options.seededBugs }),
     ...(options.maxAttempts && { maxAttempts: options.maxAttempts }),
     ...(options.toolPorts && { toolPorts: options.toolPorts }),
     ...(options.prices && { prices: options.prices }),

@@ -32,6 +32,7 @@ import { loadMigrations } from '../src/store/sqlite/migrations.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { deliveryBackoffMs, migrateSqlite, openSqliteStore } from '../src/store/sqlite/index.ts';
 import { staleAndCurrent } from './store-conformance/lifecycle.suite.ts';
+import { withSplitFinalize, withoutFencing } from './helpers/seeded-bugs.ts';
 
 function tempDir(): string {
   return mkdtempSync(join(os.tmpdir(), 'keel-store-sqlite-'));
@@ -321,7 +322,7 @@ function defineTests(): void {
 
     it("seeded bug 'no_fencing': the stale attempt's write is accepted (the fencing test would fail)", async () => {
       const clock = new TestClock();
-      const store = await seeded({ path: fresh(), now: clock.now, seededBugs: ['no_fencing'] });
+      const store = withoutFencing(await seeded({ path: fresh(), now: clock.now }));
       const { stale } = await staleAndCurrent(store, clock);
       assert.equal(await store.heartbeat(fenceOf(stale), LEASE_MS), true);
       await store.appendProgress(fenceOf(stale), {
@@ -333,11 +334,8 @@ function defineTests(): void {
     });
 
     it("seeded bug 'split_finalize': a crash between the halves leaves a succeeded run without its turn", async () => {
-      const store = await seeded({
-        path: fresh(),
-        failpoints: throwAt('finalize.between'),
-        seededBugs: ['split_finalize'],
-      });
+      const path = fresh();
+      const store = withSplitFinalize(await seeded({ path }), path, throwAt('finalize.between'));
       await store.enqueueRun(turn({ delivery: { destination: 'tg:1' } }));
       const claimed = await claimOrFail(store);
       await assert.rejects(store.finalizeRun(fenceOf(claimed), succeeded('half')), /between/);
@@ -345,6 +343,18 @@ function defineTests(): void {
       assert.equal(run?.status, 'succeeded');
       assert.equal(await store.getThread(TENANT, AGENT, 's1'), null);
       assert.equal((await store.listDeliveries(TENANT, {}, 10)).items.length, 0);
+      await store.close();
+    });
+
+    it("seeded bug 'split_finalize' without a crash: the run ends whole (the decorator only splits)", async () => {
+      const path = fresh();
+      const store = withSplitFinalize(await seeded({ path }), path, { hit: () => undefined });
+      await store.enqueueRun(turn({ delivery: { destination: 'tg:1' } }));
+      const claimed = await claimOrFail(store);
+      const done = await store.finalizeRun(fenceOf(claimed), succeeded('whole'));
+      assert.equal(done.status, 'succeeded');
+      assert.equal((await store.getThread(TENANT, AGENT, 's1'))?.turns, 1);
+      assert.equal((await store.listDeliveries(TENANT, {}, 10)).items.length, 1);
       await store.close();
     });
 

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import type { RunEvent } from '../src/runtime/events.ts';
+import type { RunEvent } from '../src/events.ts';
 import { createOtelTracer } from '../src/telemetry/otel-tracer.ts';
 import type { Agent, Run } from '../src/types.ts';
 import { agentSpec } from './helpers/agent-spec.ts';

@@ -2,6 +2,7 @@
 // messages, comment heartbeats, and a single close path that runs cleanup once.
 
 import type { ServerResponse } from 'node:http';
+import type { StreamEvent } from '../events.ts';
 
 interface SseMessage {
   /** Only persisted events carry an id (their trace seq): what Last-Event-ID resumes from. */
@@ -17,6 +18,16 @@ export interface SseStream {
   end(): void;
   /** Runs when the stream ends for any reason, client disconnect included. */
   onClose(cleanup: () => void): void;
+}
+
+/**
+ * A run's event (src/events.ts) as one message: its type names the SSE event; a
+ * persisted one carries its trace seq as the id, so Last-Event-ID resumes after it.
+ */
+export function runEventMessage(event: StreamEvent): SseMessage {
+  return event.seq !== undefined
+    ? { id: event.seq, event: event.type, data: event }
+    : { event: event.type, data: event };
 }
 
 export function openSseStream(

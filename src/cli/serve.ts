@@ -11,12 +11,12 @@ export const SERVE_USAGE = `keel serve [--config FILE] [--listen HOST:PORT | --p
 const STOP_DEADLINE_MS = 30_000;
 
 /**
- * `injected`: test-only fault points, seeded bugs and tools
- * (test/helpers/keel-test-serve.ts).
+ * `injected`: test-only fault points, tools and store/journal wrappers (the seeded bugs
+ * of test/helpers/keel-test-serve.ts).
  */
 export async function serveCommand(
   argv: string[],
-  injected: Pick<KeelOptions, 'failpoints' | 'seededBugs' | 'extraTools'> = {},
+  injected: Pick<KeelOptions, 'failpoints' | 'extraTools' | 'wrapStore' | 'wrapJournal'> = {},
 ): Promise<number> {
   const { values, positionals } = parseCommand(argv, {
     ...SERVER_OPTIONS,

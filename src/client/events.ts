@@ -2,17 +2,15 @@
 // when the connection drops before the terminal event, a new request with Last-Event-ID
 // set to the last seq seen, so nothing is lost or repeated (docs/http-api.md, Events).
 
+import type { StreamEvent } from '../events.ts';
+import { endsStream } from '../events.ts';
 import { readSse } from './sse.ts';
 
-const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
-
-/** A run event: persisted ones carry seq and ts; live ones (`model.delta`) do not. */
-export interface RunEvent {
-  seq?: number;
-  ts?: string;
-  type: string;
-  data: Record<string, unknown>;
-}
+/**
+ * A run event, discriminated by `type` (the server's own union, src/events.ts):
+ * persisted ones carry seq and ts; live ones (`model.delta`) do not.
+ */
+export type RunEvent = StreamEvent;
 
 export interface EventStreamOptions {
   /** Resume after this seq (the Last-Event-ID of the first request). */
@@ -47,7 +45,7 @@ export async function* runEvents(
           received += 1;
           reconnects = 0;
           yield event;
-          if (TERMINAL.has(event.type)) return;
+          if (endsStream(event)) return;
         }
       }
     } catch (error) {

@@ -24,7 +24,7 @@ import type {
   ThreadFold,
   ThreadMessage,
 } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import type { PriceBook } from './usage-prices.ts';
 import { countUsage, pricedUsage } from './usage-prices.ts';
 import type { RetryPolicy } from './model-call.ts';

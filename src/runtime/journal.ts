@@ -2,32 +2,45 @@
 // transaction (entries + events + steps/usage/elapsed) that extends them. The entries
 // the loop reasons about are exactly what `appendProgress` says it wrote — seq, attempt
 // and ts come from the store, never recomputed here.
+//
+// The loop and the worker reach the run's durable state only through `RunJournalPort`,
+// the journal contract below: what a run reads to resume, what it records per round and
+// how it ends. Both stores implement it; a test can wrap it (test/helpers/seeded-bugs.ts
+// holds entries back to show the crash checks fail when the journal lies).
 
 import { isKeelError } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Fence, PendingSteer, RunBranchStore, RunStore } from '../store/store.ts';
-import type { EntryBody, RunEntry, RunFigures } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { Fence, FinalizeInput, PendingSteer, ProgressInput } from '../store/store.ts';
+import type { EntryBody, Run, RunEntry, RunFigures } from '../types.ts';
+import type { RunEvent } from '../events.ts';
 import type { RunControl } from './run-control.ts';
 import { RunStopped } from './run-control.ts';
 
-type JournalStore = Pick<RunStore, 'appendProgress' | 'loadEntries'> &
-  Pick<RunBranchStore, 'takeSteers'>;
+/** The journal contract of a run attempt; every write is fenced by (run_id, attempt). */
+export interface RunJournalPort {
+  /** Reads to resume: the run's entries in seq order. */
+  loadEntries(runId: string): Promise<RunEntry[]>;
+  /**
+   * Records one round in one transaction: entries, events and the figures; returns the
+   * entries as stored. Throws LEASE_LOST when the fence moved.
+   */
+  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]>;
+  /** A step boundary: turns steered at the run join it as entries (one transaction). */
+  takeSteers(fence: Fence, entryFor: (steer: PendingSteer) => EntryBody): Promise<RunEntry[]>;
+  /** The end: status, output, terminal event and its consequences, in one transaction. */
+  finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run>;
+}
 
 interface JournalDeps {
-  store: JournalStore;
+  journal: RunJournalPort;
   metrics: Metrics;
-  /** Test-only switches (config.seeded_bugs); `entries_at_end` holds entries back. */
-  seededBugs?: readonly string[];
 }
 
 export class RunJournal {
   /** The run's entries in seq order (loaded at the start of the attempt, then appended). */
   entries: RunEntry[] = [];
-  /** Seeded bug `entries_at_end`: entries held here instead of being journaled. */
-  private readonly held: EntryBody[] | null;
 
-  private readonly store: JournalStore;
+  private readonly port: RunJournalPort;
   private readonly metrics: Metrics;
 
   constructor(
@@ -36,13 +49,12 @@ export class RunJournal {
     private readonly control: RunControl,
     private readonly now: () => number,
   ) {
-    this.store = deps.store;
+    this.port = deps.journal;
     this.metrics = deps.metrics;
-    this.held = deps.seededBugs?.includes('entries_at_end') ? [] : null;
   }
 
   async load(): Promise<RunEntry[]> {
-    this.entries = await this.store.loadEntries(this.fence.run_id);
+    this.entries = await this.port.loadEntries(this.fence.run_id);
     return this.entries;
   }
 
@@ -51,17 +63,15 @@ export class RunJournal {
     const cause = this.control.cause;
     if (cause === 'cancelled' || cause === 'lease_lost') throw new RunStopped(cause);
     const started = this.now();
-    const journaled = this.held ? [] : entries;
-    this.held?.push(...entries);
     const stored = await this.fenced(() =>
-      this.store.appendProgress(this.fence, {
-        ...(journaled.length > 0 && { entries: journaled }),
+      this.port.appendProgress(this.fence, {
+        ...(entries.length > 0 && { entries }),
         ...(events.length > 0 && { events }),
         ...figures,
       }),
     );
     this.metrics.checkpointDuration.observe((this.now() - started) / 1000);
-    this.entries.push(...(this.held ? this.asIfStored(entries) : stored));
+    this.entries.push(...stored);
   }
 
   /**
@@ -71,7 +81,7 @@ export class RunJournal {
   async takeSteers(entryFor: (steer: PendingSteer) => EntryBody): Promise<number> {
     const cause = this.control.cause;
     if (cause === 'cancelled' || cause === 'lease_lost') throw new RunStopped(cause);
-    const taken = await this.fenced(() => this.store.takeSteers(this.fence, entryFor));
+    const taken = await this.fenced(() => this.port.takeSteers(this.fence, entryFor));
     this.entries.push(...taken);
     return taken.length;
   }
@@ -87,19 +97,5 @@ export class RunJournal {
       }
       throw error;
     }
-  }
-
-  /** Seeded bug `entries_at_end` only: the held entries, written at the very end. */
-  async flushHeld(): Promise<void> {
-    if (!this.held?.length) return;
-    await this.store.appendProgress(this.fence, { entries: this.held.splice(0) });
-  }
-
-  /** Seeded bug `entries_at_end` only: held entries as the loop would see them stored. */
-  private asIfStored(entries: EntryBody[]): RunEntry[] {
-    const ts = new Date(this.now()).toISOString();
-    const last = this.entries[this.entries.length - 1]?.seq ?? 0;
-    const { run_id, attempt } = this.fence;
-    return entries.map((entry, i) => ({ ...entry, run_id, attempt, ts, seq: last + i + 1 }));
   }
 }

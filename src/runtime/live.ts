@@ -7,7 +7,7 @@
 // bounded queue full, is dropped and counted; the persisted `model.response` and the
 // run's output stay exact.
 
-import type { LiveEvent } from './events.ts';
+import type { LiveEvent } from '../events.ts';
 
 type LiveListener = (event: LiveEvent) => void;
 

@@ -1,14 +1,16 @@
-// What the run loop needs from the process (docs/architecture.md, step 5): the store
-// parts it writes through, providers, tools and the knobs the worker passes down. Its own
+// What the run loop needs from the process (docs/architecture.md, step 5): the journal it
+// records to (journal.ts, the only way it writes the run's own state), the store parts it
+// reads or writes besides, providers, tools and the knobs the worker passes down. Its own
 // file so run-loop.ts holds only the loop.
 
 import type { Failpoints } from '../failpoints.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ProviderRegistry } from '../providers/provider.ts';
-import type { AgentStore, ApprovalStore, RunBranchStore, RunStore } from '../store/store.ts';
+import type { AgentStore, ApprovalStore, RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { ToolPorts } from '../tools/tool.ts';
+import type { RunJournalPort } from './journal.ts';
 import type { LiveEvents } from './live.ts';
 import type { BudgetStore } from './budgets.ts';
 import type { PriceBook } from './usage-prices.ts';
@@ -19,8 +21,10 @@ import type { PortScope, ToolPortStore } from './tool-ports.ts';
 import type { RunTracer } from './tracer.ts';
 
 export interface RunLoopDeps {
-  store: RunStore &
-    Pick<RunBranchStore, 'takeSteers'> &
+  /** The run's journal: entries, progress, steers and the finalization, all fenced. */
+  journal: RunJournalPort;
+  /** What else the loop reads (trace, thread, agent) or writes (approvals, tool ports). */
+  store: Pick<RunStore, 'getTrace'> &
     AgentStore &
     ToolPortStore &
     Pick<ApprovalStore, 'requestApproval' | 'listRunApprovals'>;
@@ -37,8 +41,6 @@ export interface RunLoopDeps {
   live?: LiveEvents;
   retry?: RetryPolicy;
   now?: () => number;
-  /** Test-only switches that break one guarantee each (config.seeded_bugs). */
-  seededBugs?: readonly string[];
   /** Compiled output schemas, shared by the worker's runs; default: one per attempt. */
   outputSchemas?: OutputSchemas;
   /** Crashed attempts after which a run fails RUN_CRASHED (workers.max_attempts). */

@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Provider, ToolDefinition } from '../providers/provider.ts';
 import { MEMORY_FLUSH_MARKER } from '../providers/provider.ts';
 import type { AgentSpec, EntryBody, MemoryFlushRecord, RunEntry, RunFigures } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import type { RetryPolicy } from './model-call.ts';
 import { callModel, loopCallOptions } from './model-call.ts';
 import type { RunControl } from './run-control.ts';

@@ -7,7 +7,7 @@ import type { Metrics } from '../metrics.ts';
 import type { ModelRequest, ModelResponse, Provider } from '../providers/provider.ts';
 import { ProviderError } from '../providers/provider.ts';
 import type { RunError } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { isRawExchange } from './model-response-event.ts';
 import type { RunControl } from './run-control.ts';
 import { sleepUnlessAborted } from './run-control.ts';

@@ -4,7 +4,7 @@
 // (store/rules/run-writes.ts eventDataText), instead of parsing and serialising them.
 
 import type { RawExchange } from '../providers/provider.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 
 type ModelResponseEvent = Extract<RunEvent, { type: 'model.response' }>;
 

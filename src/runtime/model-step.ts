@@ -15,7 +15,7 @@ import type {
   RunOutcome,
   ThreadMessage,
 } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { runFailed } from './finalize.ts';
 import type { LiveEvents } from './live.ts';
 import { modelResponseEvent } from './model-response-event.ts';

@@ -12,7 +12,7 @@ import { MAX_QUERY_BYTES } from '../memory/service.ts';
 import { utf8Length } from '../memory/text.ts';
 import type { MemoryPort } from '../tools/builtin/memory-port.ts';
 import type { AgentRecall, EntryBody } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 
 export type RecallEvent = Extract<RunEvent, { type: 'memory.recall' }>;
 

@@ -17,7 +17,7 @@
 import type { RunStore } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { RunEntry, ToolCall, ToolResultBody, TraceEvent } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { openCalls } from './open-calls.ts';
 
 /** Crashed attempts during one repeatable call after which it is not run again. */
@@ -125,7 +125,7 @@ async function scanTrace(
  * recorded `run.released`) counts 0, so only a call that crashes keel is refused.
  */
 async function startedCalls(
-  store: RunStore,
+  store: Pick<RunStore, 'getTrace'>,
   run: { tenant: string; run_id: string },
   step: number,
 ): Promise<Map<string, number>> {
@@ -163,7 +163,7 @@ export async function crashedAttempts(
 
 /** The plan for the last step's unanswered calls of a reclaimed run (empty when none). */
 export async function planForResume(
-  store: RunStore,
+  store: Pick<RunStore, 'getTrace'>,
   run: { tenant: string; run_id: string },
   entries: readonly RunEntry[],
   registry: ToolRegistry,

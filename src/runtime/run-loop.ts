@@ -13,7 +13,7 @@ import type { ClaimedRun } from '../store/store.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import { createToolRegistry } from '../tools/registry.ts';
 import type { Agent, EntryBody, RunFigures, RunOutcome } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { contextTurns, systemPrompt, userText } from './model-input.ts';
 import { ContextKeeper } from './compaction.ts';
 import type { MemoryFlushDeps } from './memory-flush.ts';
@@ -116,9 +116,7 @@ class RunAttempt {
     await this.begin();
     for (;;) {
       const outcome = this.stopOutcome() ?? (await this.advance(resolved));
-      if (!outcome) continue;
-      if (outcome.status !== 'stopped') await this.journal.flushHeld();
-      return outcome;
+      if (outcome) return outcome;
     }
   }
 

@@ -25,7 +25,7 @@ export function steeredEntry(steer: PendingSteer): EntryBody {
  * `steer.after_take` after a take that journaled some.
  */
 export async function takeSteeredTurns(
-  journal: RunJournal,
+  journal: Pick<RunJournal, 'takeSteers'>,
   failpoints: Failpoints,
 ): Promise<boolean> {
   const taken = await journal.takeSteers(steeredEntry);

@@ -19,7 +19,6 @@
 
 import type { Failpoints } from '../failpoints.ts';
 import type { ToolDefinition } from '../providers/provider.ts';
-import type { RunStore } from '../store/store.ts';
 import { nestingProblem } from '../nesting.ts';
 import type { ToolRegistry } from '../tools/registry.ts';
 import type { AnyToolSpec, ToolContext, ToolPorts } from '../tools/tool.ts';
@@ -34,7 +33,7 @@ import type {
   ToolResultError,
   Usage,
 } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import type { ApprovalGate } from './approvals.ts';
 import type { RunControl } from './run-control.ts';
 import type { AttemptTrace } from './tracer.ts';
@@ -82,7 +81,7 @@ export function toolDefinitions(registry: ToolRegistry, agent: Agent): ToolDefin
 
 /** The environment of a run attempt's calls; the ports are bound to the run's scope. */
 export function toolCallEnv(
-  deps: { store: RunStore & ToolPortStore; toolPorts?: (scope: PortScope) => ToolPorts },
+  deps: { store: ToolPortStore; toolPorts?: (scope: PortScope) => ToolPorts },
   run: Run,
   agent: Agent,
   registry: ToolRegistry,

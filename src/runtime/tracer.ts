@@ -5,7 +5,7 @@
 // implementation, loaded only when `[telemetry] otlp_endpoint` is set.
 
 import type { Agent, AssistantBody, Run, RunError, RunFigures, ToolResultBody } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 
 /** How a model call ended (model-call.ts's result, minus what tracing does not need). */
 export type ModelCallEnd =

@@ -9,19 +9,26 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isKeelError } from '../errors.ts';
-import type { ApprovalStore, ClaimedRun, Fence, StoreChanges } from '../store/store.ts';
+import type { ApprovalStore, ClaimedRun, Fence, RunStore, StoreChanges } from '../store/store.ts';
 import { sweepApprovalTimeouts } from './approvals.ts';
 import type { RunStatus } from '../types.ts';
-import type { RunEvent } from './events.ts';
+import type { RunEvent } from '../events.ts';
 import { finalizeRun, runFailed } from './finalize.ts';
+import type { RunJournalPort } from './journal.ts';
 import type { RunLoopDeps } from './run-loop.ts';
 import { runLoop } from './run-loop.ts';
 import { RunControl } from './run-control.ts';
 import { OutputSchemas } from './output-schema.ts';
 import { TokenCounter } from './token-count.ts';
 
-export interface WorkerOptions extends RunLoopDeps {
-  store: RunLoopDeps['store'] & StoreChanges & Pick<ApprovalStore, 'expireApprovals'>;
+export interface WorkerOptions extends Omit<RunLoopDeps, 'journal'> {
+  store: RunLoopDeps['store'] &
+    RunJournalPort &
+    Pick<RunStore, 'claimNextRun' | 'heartbeat'> &
+    StoreChanges &
+    Pick<ApprovalStore, 'expireApprovals'>;
+  /** The runs' journal (journal.ts); default: the store itself. */
+  journal?: RunJournalPort;
   concurrency: number;
   leaseMs: number;
   /** At most this many running runs per tenant, across processes (null: no cap). */
@@ -65,11 +72,13 @@ const DEFAULT_GRACE_MS = 10_000;
 
 export function createWorker(options: WorkerOptions): Worker {
   const { store, logger, metrics } = options;
+  const journal = options.journal ?? store;
   const now = options.now ?? Date.now;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   // One compile per distinct output_schema for all of this worker's runs.
-  const loopDeps = {
+  const loopDeps: RunLoopDeps = {
     ...options,
+    journal,
     outputSchemas: options.outputSchemas ?? new OutputSchemas(),
     tokenCounter: options.tokenCounter ?? new TokenCounter(),
   };
@@ -199,7 +208,7 @@ export function createWorker(options: WorkerOptions): Worker {
         const figures = { steps, usage, elapsed_ms: claimed.elapsed_ms };
         const input = { ...runFailed('AGENT_NOT_FOUND', message), ...figures };
         run.finalizing = true;
-        finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
+        finished = (await finalizeRun(journal, log, fence, input))?.status ?? null;
         return;
       }
       const { outcome, figures } = await runLoop(loopDeps, claimed, claimed.agent, control);
@@ -213,7 +222,7 @@ export function createWorker(options: WorkerOptions): Worker {
       // Object.assign, not `{ ...outcome, ...figures }`: V8 builds that on a slow path.
       const input = Object.assign({}, outcome, figures);
       run.finalizing = true;
-      finished = (await finalizeRun(store, log, fence, input))?.status ?? null;
+      finished = (await finalizeRun(journal, log, fence, input))?.status ?? null;
     } catch (error) {
       // Unexpected (store unreachable, a bug): the attempt crashed. The run stays as its
       // last checkpoint left it and the lease goes at once (or expires, if the store is
@@ -255,7 +264,7 @@ export function createWorker(options: WorkerOptions): Worker {
   /** `run.released`: this attempt ends without crashing (fenced; throws when it cannot). */
   async function recordRelease(fence: Fence): Promise<void> {
     const released: RunEvent = { type: 'run.released', data: { attempt: fence.attempt } };
-    await store.appendProgress(fence, { events: [released] });
+    await journal.appendProgress(fence, { events: [released] });
   }
 
   /**

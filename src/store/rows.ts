@@ -184,8 +184,17 @@ export interface EventRow {
   data: string;
 }
 
+/**
+ * A trace row as its member of the event union: keel wrote every row from a RunEvent (or
+ * a store rule's event of the union), so its type names its data's shape.
+ */
 export function toTraceEvent(row: EventRow): TraceEvent {
-  return { seq: row.seq, ts: iso(row.ts), type: row.type, data: parseJson<JsonObject>(row.data) };
+  return {
+    seq: row.seq,
+    ts: iso(row.ts),
+    type: row.type,
+    data: parseJson<JsonObject>(row.data),
+  } as TraceEvent;
 }
 
 export interface DeliveryRow {

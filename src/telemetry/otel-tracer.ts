@@ -29,7 +29,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TelemetrySettings } from '../config.ts';
-import type { RunEvent } from '../runtime/events.ts';
+import type { RunEvent } from '../events.ts';
 import type { AttemptEnd, AttemptTrace, ModelCallEnd, RunTracer } from '../runtime/tracer.ts';
 import type { Agent, Run, RunError, RunFigures, ToolResultBody } from '../types.ts';
 import { runSpanId, runTraceId } from './trace-ids.ts';

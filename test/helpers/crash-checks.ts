@@ -228,9 +228,8 @@ export async function checkRun(
   // I4: a recorded call is never executed again; re-executions reuse the key.
   const recordedAt = new Map<string, number>();
   trace.forEach((event, index) => {
-    const callId = String(event.data.call_id);
-    if (event.type === 'tool.result' && !recordedAt.has(callId)) {
-      recordedAt.set(callId, eventAttempt[index] ?? 0);
+    if (event.type === 'tool.result' && !recordedAt.has(event.data.call_id)) {
+      recordedAt.set(event.data.call_id, eventAttempt[index] ?? 0);
     }
   });
   const perKey = new Map<string, SinkEffect[]>();

@@ -1,5 +1,6 @@
 // `keel serve` for tests that break keel on purpose — the one place that turns the
-// test-only env vars into fault points, seeded bugs and test tools. The production entry
+// test-only env vars into fault points, seeded bugs (store and journal wrappers,
+// seeded-bugs.ts) and test tools. The production entry
 // (src/cli/main.ts) refuses these vars (config.ts, TEST_ONLY_ENV); this entry reads them,
 // removes them from the environment the config sees, and injects what they name.
 //
@@ -17,8 +18,8 @@ import { exitCodeFor } from '../../src/cli/errors.ts';
 import { serveCommand } from '../../src/cli/serve.ts';
 import { TEST_ONLY_ENV } from '../../src/config.ts';
 import { createFailpoints } from '../../src/failpoints.ts';
-import { parseSeededBugs } from '../../src/seeded-bugs.ts';
 import { effectSinkTools } from './effect-sink-tools.ts';
+import { parseSeededBugs, seededBugOptions } from './seeded-bugs.ts';
 
 async function main(): Promise<number> {
   const env = { ...process.env };
@@ -34,9 +35,11 @@ async function main(): Promise<number> {
     });
   }
   try {
+    const injectedFailpoints = { hit: (name: string) => failpoints.hit(name) };
+    const bugs = parseSeededBugs(env.KEEL_TEST_SEEDED_BUGS ?? '');
     return await serveCommand(process.argv.slice(2), {
-      failpoints: { hit: (name) => failpoints.hit(name) },
-      seededBugs: parseSeededBugs(env.KEEL_TEST_SEEDED_BUGS ?? ''),
+      failpoints: injectedFailpoints,
+      ...seededBugOptions(bugs, injectedFailpoints),
       extraTools: env.KEEL_TEST_EFFECT_SINK_URL
         ? effectSinkTools(env.KEEL_TEST_EFFECT_SINK_URL)
         : [],

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ClaimedRun, Store } from '../../src/store/store.ts';
+import { newRunId } from '../../src/ids.ts';
 import type { StoreFactory, TestClock } from './harness.ts';
 import {
   AGENT,
@@ -424,6 +425,28 @@ export function cancelSuite(factory: StoreFactory): void {
         assert.equal((await claimOrFail(store)).run.run_id, next.run.run_id);
       });
     }
+
+    it('deleting an agent ends its runs in run_id order on every backend (events and notifications)', async () => {
+      // Enqueued (and so stored) in descending run_id order, one lane each: a backend
+      // that announced them in its scan order would answer c, b, a.
+      const { store } = await harness.fresh();
+      const ids = [newRunId(), newRunId(), newRunId()].sort().reverse();
+      for (const [index, runId] of ids.entries())
+        await store.enqueueRun(turn({ run_id: runId, scope: `s${index + 1}` }));
+      await claimOrFail(store);
+      const announced: string[] = [];
+      const terminal: string[] = [];
+      const unsubscribe = store.subscribe((change) => {
+        if (change.kind === 'run.event') announced.push(change.run_id);
+        if (change.kind === 'run.terminal') terminal.push(change.run_id);
+      });
+      assert.equal(await store.deleteAgent(TENANT, AGENT), true);
+      await new Promise((resolve) => setImmediate(resolve));
+      unsubscribe();
+      const ascending = [...ids].sort();
+      assert.deepEqual(terminal, ascending);
+      assert.deepEqual(announced, ascending);
+    });
 
     it('deleting an agent fails its queued and running runs with AGENT_NOT_FOUND and frees the lanes', async () => {
       const { store } = await harness.fresh();

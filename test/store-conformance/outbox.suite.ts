@@ -14,6 +14,7 @@ import {
   TENANT,
   turn,
 } from './harness.ts';
+import { resultIdempotencyKey } from '../../src/store/rules/deliveries.ts';
 
 const CLAIM_MS = 30_000;
 
@@ -58,6 +59,8 @@ export function outboxSuite(factory: StoreFactory): void {
       assert.equal(claimed.destination, 'tg:42');
       assert.deepEqual(claimed.payload, { reply: 'reply 0' });
       assert.equal(claimed.attempt, 1);
+      // One result delivery per run, keyed by the shared rule on both backends.
+      assert.equal(claimed.idempotency_key, resultIdempotencyKey(claimed.run_id));
       assert.ok(claimed.claim_token.length >= 16);
       assert.equal(claimed.claim_expires_at, new Date(clock.now() + CLAIM_MS).toISOString());
       assert.deepEqual(await claim(store), []);

@@ -139,7 +139,9 @@ export function steeringSuite(factory: StoreFactory): void {
       );
       assert.ok(copy.every((entry) => entry.attempt === 0));
       const trace = await store.getTrace(TENANT, forked.run_id, 0, 10);
-      assert.equal(trace?.[0]?.data.forked_from, run.run_id);
+      const queued = trace?.[0];
+      assert.equal(queued?.type, 'run.queued');
+      assert.equal(queued.data.forked_from, run.run_id);
 
       const replaced = await store.forkRun({
         tenant: TENANT,

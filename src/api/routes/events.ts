@@ -6,20 +6,20 @@
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
-import type { LiveEvent } from '../../runtime/events.ts';
+import type { LiveEvent } from '../../events.ts';
+import { endsStream } from '../../events.ts';
 import type { TraceEvent } from '../../types.ts';
 import { isTerminal } from '../../types.ts';
 import type { ApiDepsWith, ZodApp } from '../deps.ts';
 import { nameSchema } from '../schemas.ts';
 import type { SseStream } from '../sse.ts';
-import { openSseStream } from '../sse.ts';
+import { openSseStream, runEventMessage } from '../sse.ts';
 import type { RunStore, StoreChanges } from '../../store/store.ts';
 
 type Deps = ApiDepsWith<RunStore & StoreChanges>;
 
 const HEARTBEAT_MS = 15_000;
 const PAGE = 500;
-const TERMINAL_EVENTS = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
 
 const eventParams = z.strictObject({
   tenant: nameSchema,
@@ -90,7 +90,7 @@ class RunFeed {
       }
       for (const event of events) {
         this.sendPersisted(event);
-        if (TERMINAL_EVENTS.has(event.type)) {
+        if (endsStream(event)) {
           this.sse.end();
           return true;
         }
@@ -101,11 +101,11 @@ class RunFeed {
 
   private sendPersisted(event: TraceEvent): void {
     this.lastSeq = event.seq;
-    this.sse.send({ id: event.seq, event: event.type, data: event });
+    this.sse.send(runEventMessage(event));
   }
 
   private sendDelta(event: LiveEvent): void {
-    this.sse.send({ event: event.type, data: event });
+    this.sse.send(runEventMessage(event));
   }
 
   /** Deltas wait while a read is in flight, so they follow the events before them. */

@@ -1,5 +1,5 @@
 // What every repository of the PostgreSQL store shares: the pool, the schema, the
-// clock, fault points, seeded bugs and the one way to write — BEGIN … COMMIT on one
+// clock, fault points and the one way to write — BEGIN … COMMIT on one
 // pooled client, change notifications sent after the commit: to this process's
 // listeners at once and to other processes with pg_notify, batched (see publish).
 
@@ -7,7 +7,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
-import type { StoreSeededBug } from '../../seeded-bugs.ts';
 import { ChangeHub } from '../rules/change-hub.ts';
 import { isChangedResource, resourceChange } from '../rules/resource-changes.ts';
 import type { StoreChange } from '../store.ts';
@@ -155,7 +154,6 @@ export class PgContext {
     readonly origin: string,
     private readonly clock: (() => number) | null,
     readonly failpoints: Failpoints,
-    private readonly seededBugs: ReadonlySet<string>,
   ) {
     this.read = sqlOn(pool, this.statementNames);
   }
@@ -163,10 +161,6 @@ export class PgContext {
   /** True when tests replaced the database's clock (every reading must come from it). */
   get injectedClock(): boolean {
     return this.clock !== null;
-  }
-
-  hasBug(bug: StoreSeededBug): boolean {
-    return this.seededBugs.has(bug);
   }
 
   /** Store-clock milliseconds for a read outside a transaction (due schedules). */

@@ -12,6 +12,7 @@ import {
   claimExpired,
   hashClaimToken,
   newClaimToken,
+  resultIdempotencyKey,
 } from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
@@ -40,7 +41,7 @@ export async function insertDeliveryForRun(
        idempotency_key, next_attempt_at, created_at, updated_at)
      VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6)
      ON CONFLICT DO NOTHING`,
-    [newId(), run.tenant, run.run_id, destination, `run:${run.run_id}:delivery`, tx.now],
+    [newId(), run.tenant, run.run_id, destination, resultIdempotencyKey(run.run_id), tx.now],
   );
   if (inserted > 0) {
     tx.changes.push(deliveryDueChange(run.tenant, run.run_id, destination));

@@ -6,7 +6,6 @@ import pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
-import { checkSeededBugs } from '../../seeded-bugs.ts';
 import { PgContext, quoteIdent } from './context.ts';
 import { postgresAddress } from '../../postgres-address.ts';
 import { ensureDatabase, isMissingDatabase, missingDatabaseHint } from './create-database.ts';
@@ -34,8 +33,6 @@ interface PostgresStoreOptions {
   /** The schema holding keel's tables (default: the URL's ?schema=, else "keel"). */
   schema?: string;
   failpoints?: Failpoints;
-  /** Test-only switches that break one guarantee each; an unknown name is refused. */
-  seededBugs?: readonly string[];
   poolSize?: number;
   /**
    * Tests only: a millisecond clock replacing the database's now() (the conformance
@@ -151,7 +148,6 @@ function assertSettings(features: PostgresFeatures, where: string): void {
 
 /** Opens the pool, migrates the schema, asserts settings and starts listening. */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
-  const seededBugs = new Set(checkSeededBugs(options.seededBugs ?? []));
   const { url, schema, safe } = parseUrl(options.url, options.schema);
   const config = clientConfig(url, schema);
   const pool = new pg.Pool({
@@ -196,7 +192,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       randomUUID(),
       options.now ?? null,
       options.failpoints ?? inertFailpoints,
-      seededBugs,
     );
     const live = new PgLiveChannel(pool, `keel_live_${schema}`, ctx.origin);
     listener = new ChangeListenerConnection(config, ctx, options.onListenerState, [live]);

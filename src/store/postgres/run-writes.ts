@@ -6,6 +6,7 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
+  inTerminalOrder,
   leaseLost,
   progressValues,
   settleValues,
@@ -23,12 +24,7 @@ import { cancelPendingApprovals } from './approvals.ts';
 import { recordUsage } from './usage.ts';
 
 /** The fence as SQL on parameters $1 (run_id) and $2 (attempt). */
-function fenceClause(ctx: PgContext): string {
-  // Seeded bug `no_fencing`: a stale attempt's writes are accepted.
-  return ctx.hasBug('no_fencing')
-    ? "run_id = $1 AND status = 'running' AND ($2::int = attempt OR true)"
-    : "run_id = $1 AND status = 'running' AND attempt = $2";
-}
+const FENCE = "run_id = $1 AND status = 'running' AND attempt = $2";
 
 export async function heartbeat(
   ctx: PgContext,
@@ -40,7 +36,7 @@ export async function heartbeat(
     async (tx) =>
       (await tx.count(
         `UPDATE runs SET lease_expires_at = $3, elapsed_ms = COALESCE($4, elapsed_ms)
-         WHERE ${fenceClause(ctx)}`,
+         WHERE ${FENCE}`,
         [fence.run_id, fence.attempt, tx.now + leaseMs, elapsedMs ?? null],
       )) === 1,
   );
@@ -55,7 +51,7 @@ export async function appendProgress(
     const row = await tx.one<{ tenant: string; run_id: string; agent: string; scope: string }>(
       `UPDATE runs SET steps = COALESCE($3, steps), usage = COALESCE($4, usage),
          elapsed_ms = COALESCE($5, elapsed_ms)
-       WHERE ${fenceClause(ctx)} RETURNING tenant, run_id, agent, scope`,
+       WHERE ${FENCE} RETURNING tenant, run_id, agent, scope`,
       [fence.run_id, fence.attempt, ...progressValues(progress)],
     );
     if (!row) throw leaseLost(fence);
@@ -68,16 +64,11 @@ export async function appendProgress(
   return stored;
 }
 
-async function settleRun(
-  ctx: PgContext,
-  tx: Tx,
-  fence: Fence,
-  input: FinalizeInput,
-): Promise<RunRow> {
+async function settleRun(tx: Tx, fence: Fence, input: FinalizeInput): Promise<RunRow> {
   const row = await tx.one<RunRow>(
     `UPDATE runs SET status = $3, output = $4, error = $5, steps = $6, usage = $7,
        elapsed_ms = $8, finished_at = $9, lease_owner = NULL, lease_expires_at = NULL
-     WHERE ${fenceClause(ctx)} RETURNING *`,
+     WHERE ${FENCE} RETURNING *`,
     [fence.run_id, fence.attempt, ...settleValues(input, tx.now)],
   );
   if (!row) throw leaseLost(fence);
@@ -95,44 +86,19 @@ async function recordSuccess(tx: Tx, row: RunRow, input: FinalizeInput): Promise
     await insertDeliveryForRun(tx, row, row.delivery_destination);
 }
 
-async function settleAndAnnounce(
-  ctx: PgContext,
-  tx: Tx,
-  fence: Fence,
-  input: FinalizeInput,
-): Promise<RunRow> {
-  const settled = await settleRun(ctx, tx, fence, input);
-  await appendEvent(tx, settled, `run.${input.status}`, terminalEventData(input));
-  return settled;
-}
-
 export async function finalizeRun(
   ctx: PgContext,
   fence: Fence,
   input: FinalizeInput,
 ): Promise<Run> {
-  const terminal = (tenant: string) => terminalChange(tenant, fence.run_id, input.status);
-  let row: RunRow;
-  if (ctx.hasBug('split_finalize')) {
-    // Seeded bug: status and its consequences commit separately, so a crash in between
-    // leaves a succeeded run without its thread turn or delivery.
-    row = await ctx.write(async (tx) => {
-      const settled = await settleAndAnnounce(ctx, tx, fence, input);
-      tx.changes.push(terminal(settled.tenant));
-      return settled;
-    });
-    ctx.failpoints.hit('finalize.between');
-    const settled = row;
-    await ctx.write((tx) => recordSuccess(tx, settled, input));
-  } else {
-    row = await ctx.write(async (tx) => {
-      const settled = await settleAndAnnounce(ctx, tx, fence, input);
-      await recordSuccess(tx, settled, input);
-      tx.changes.push(terminal(settled.tenant));
-      ctx.failpoints.hit('finalize.before_commit');
-      return settled;
-    });
-  }
+  const row = await ctx.write(async (tx) => {
+    const settled = await settleRun(tx, fence, input);
+    await appendEvent(tx, settled, `run.${input.status}`, terminalEventData(input));
+    await recordSuccess(tx, settled, input);
+    tx.changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
+    ctx.failpoints.hit('finalize.before_commit');
+    return settled;
+  });
   ctx.failpoints.hit('finalize.after_commit');
   return toRun(row);
 }
@@ -193,7 +159,7 @@ export async function failActiveRuns(
     tx,
     rows.map((row) => row.run_id),
   );
-  for (const row of rows.sort((a, b) => (a.run_id < b.run_id ? -1 : 1))) {
+  for (const row of inTerminalOrder(rows)) {
     await appendEvent(tx, row, 'run.failed', { error: { ...error } });
     tx.changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }

@@ -55,6 +55,16 @@ export function terminalChange(tenant: string, runId: string, status: RunStatus)
   return { kind: 'run.terminal', tenant, run_id: runId, status };
 }
 
+/**
+ * The order in which a write that ends many runs at once (failActiveRuns) writes their
+ * terminal events and announces them: ascending run_id on both backends. RETURNING has
+ * no order of its own (SQLite answered in its scan order, PostgreSQL was sorted), so
+ * listeners and SSE saw the runs end in a different order per backend.
+ */
+export function inTerminalOrder<T extends { run_id: string }>(rows: T[]): T[] {
+  return rows.sort((a, b) => (a.run_id < b.run_id ? -1 : a.run_id > b.run_id ? 1 : 0));
+}
+
 export function cancelError(reason: string | null): RunError {
   return { code: 'CANCELLED', message: reason ?? 'the run was cancelled' };
 }

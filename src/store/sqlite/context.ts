@@ -1,5 +1,5 @@
 // What every repository of the SQLite store shares: the connection, the clock, fault
-// points, seeded bugs, and the one way to write (a BEGIN IMMEDIATE transaction whose
+// points, and the one way to write (a BEGIN IMMEDIATE transaction whose
 // change notifications and after-commit hooks run only once it committed).
 //
 // Group commit: hot-path writes (enqueue, claim, heartbeat, checkpoint, finalize, cancel,
@@ -10,7 +10,6 @@
 
 import type { Database as SqliteDatabase, Statement, Transaction } from 'better-sqlite3';
 import type { Failpoints } from '../../failpoints.ts';
-import type { StoreSeededBug } from '../../seeded-bugs.ts';
 import { KeelError } from '../../errors.ts';
 import { ChangeHub } from '../rules/change-hub.ts';
 import type { StoreChange } from '../store.ts';
@@ -50,7 +49,6 @@ export class StoreContext {
     readonly db: SqliteDatabase,
     readonly now: () => number,
     readonly failpoints: Failpoints,
-    private readonly seededBugs: ReadonlySet<string>,
     /** Threads for long reads (memory's vector scan); null: they run on this connection. */
     readonly readPool: SqliteReadPool | null = null,
     /** Full-disk handling (disk-reserve.ts); the default keeps no reserve file. */
@@ -87,10 +85,6 @@ export class StoreContext {
   isoTime(ms: number): string {
     if (ms !== this.lastIso.ms) this.lastIso = { ms, text: new Date(ms).toISOString() };
     return this.lastIso.text;
-  }
-
-  hasBug(bug: StoreSeededBug): boolean {
-    return this.seededBugs.has(bug);
   }
 
   /**

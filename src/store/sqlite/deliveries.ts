@@ -10,6 +10,7 @@ import {
   claimExpired,
   hashClaimToken,
   newClaimToken,
+  resultIdempotencyKey,
 } from '../rules/deliveries.ts';
 import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
@@ -43,7 +44,16 @@ export function insertDeliveryForRun(
        VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     )
-    .run(newId(), run.tenant, run.run_id, destination, `run:${run.run_id}:delivery`, now, now, now);
+    .run(
+      newId(),
+      run.tenant,
+      run.run_id,
+      destination,
+      resultIdempotencyKey(run.run_id),
+      now,
+      now,
+      now,
+    );
   if (inserted.changes > 0) {
     changes.push(deliveryDueChange(run.tenant, run.run_id, destination));
   }

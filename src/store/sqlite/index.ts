@@ -5,7 +5,6 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Failpoints } from '../../failpoints.ts';
 import { inertFailpoints } from '../../failpoints.ts';
-import { checkSeededBugs } from '../../seeded-bugs.ts';
 import type { Durability } from './connection.ts';
 import { openConnection, READER_PRAGMAS, setWalCheckpointBytes } from './connection.ts';
 import { StoreContext } from './context.ts';
@@ -34,8 +33,6 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** Default true. false only for tests that open peer connections to one file. */
   exclusiveLock?: boolean;
-  /** Test-only switches that break one guarantee each; an unknown name is refused. */
-  seededBugs?: readonly string[];
   /**
    * Threads for memory's exact vector scan (started on the first semantic search);
    * 0 runs it on the main connection. Default: one per core, at most VECTOR_SHARDS.
@@ -56,7 +53,6 @@ function prepareDir(path: string): string {
 
 /** Opens (creating if needed) and migrates the database; the returned store owns the data dir. */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
-  const seededBugs = new Set(checkSeededBugs(options.seededBugs ?? []));
   const path = prepareDir(options.path);
   const now = options.now ?? Date.now;
   const lock: DataDirLock | null =
@@ -87,7 +83,6 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
         db,
         now,
         options.failpoints ?? inertFailpoints,
-        seededBugs,
         threads > 0 ? new SqliteReadPool(path, threads, READER_PRAGMAS) : null,
         disk,
         reads,

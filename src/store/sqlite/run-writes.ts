@@ -4,6 +4,7 @@
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import {
   cancelError,
+  inTerminalOrder,
   leaseLost,
   progressValues,
   settleValues,
@@ -21,12 +22,7 @@ import { cancelPendingApprovals } from './approvals.ts';
 import { recordUsage } from './usage.ts';
 
 /** The fence as SQL: the attempt must still be the current one of a running run. */
-function fenceClause(ctx: StoreContext): string {
-  // Seeded bug `no_fencing`: a stale attempt's writes are accepted.
-  return ctx.hasBug('no_fencing')
-    ? "run_id = ? AND status = 'running' AND (attempt = ? OR 1)"
-    : "run_id = ? AND status = 'running' AND attempt = ?";
-}
+const FENCE = "run_id = ? AND status = 'running' AND attempt = ?";
 
 export function heartbeat(
   ctx: StoreContext,
@@ -39,7 +35,7 @@ export function heartbeat(
       ctx
         .sql(
           `UPDATE runs SET lease_expires_at = ?, elapsed_ms = COALESCE(?, elapsed_ms)
-           WHERE ${fenceClause(ctx)}`,
+           WHERE ${FENCE}`,
         )
         .run(ctx.now() + leaseMs, elapsedMs ?? null, fence.run_id, fence.attempt).changes === 1,
   );
@@ -64,7 +60,7 @@ export function appendProgress(
       .sql(
         `UPDATE runs SET steps = COALESCE(?, steps), usage = COALESCE(?, usage),
            elapsed_ms = COALESCE(?, elapsed_ms)
-         WHERE ${fenceClause(ctx)} RETURNING tenant, run_id, agent, scope`,
+         WHERE ${FENCE} RETURNING tenant, run_id, agent, scope`,
       )
       // An array binds its items as consecutive parameters: no spread call per write.
       .get(progressValues(progress), fence.run_id, fence.attempt) as
@@ -86,7 +82,7 @@ function settleRun(ctx: StoreContext, fence: Fence, input: FinalizeInput, now: n
     .sql(
       `UPDATE runs SET status = ?, output = ?, error = ?, steps = ?, usage = ?, elapsed_ms = ?,
          finished_at = ?, lease_owner = NULL, lease_expires_at = NULL
-       WHERE ${fenceClause(ctx)} RETURNING *`,
+       WHERE ${FENCE} RETURNING *`,
     )
     .get(settleValues(input, now), fence.run_id, fence.attempt) as RunRow | undefined;
   if (!row) throw leaseLost(fence);
@@ -111,30 +107,15 @@ function recordSuccess(
 }
 
 export function finalizeRun(ctx: StoreContext, fence: Fence, input: FinalizeInput): Run {
-  let row: RunRow;
-  if (ctx.hasBug('split_finalize')) {
-    // Seeded bug: status and its consequences commit separately, so a crash in between
-    // leaves a succeeded run without its thread turn or delivery.
-    row = ctx.write((changes) => {
-      const now = ctx.now();
-      const settled = settleRun(ctx, fence, input, now);
-      appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
-      changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
-      return settled;
-    });
-    ctx.failpoints.hit('finalize.between');
-    ctx.write((changes) => recordSuccess(ctx, changes, row, input, ctx.now()));
-  } else {
-    row = ctx.write((changes) => {
-      const now = ctx.now();
-      const settled = settleRun(ctx, fence, input, now);
-      appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
-      recordSuccess(ctx, changes, settled, input, now);
-      changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
-      ctx.failpoints.hit('finalize.before_commit');
-      return settled;
-    });
-  }
+  const row = ctx.write((changes) => {
+    const now = ctx.now();
+    const settled = settleRun(ctx, fence, input, now);
+    appendEvent(ctx, changes, settled, `run.${input.status}`, terminalEventData(input), now);
+    recordSuccess(ctx, changes, settled, input, now);
+    changes.push(terminalChange(settled.tenant, fence.run_id, input.status));
+    ctx.failpoints.hit('finalize.before_commit');
+    return settled;
+  });
   ctx.afterCommit(() => ctx.failpoints.hit('finalize.after_commit'));
   return toRun(row);
 }
@@ -203,7 +184,7 @@ export function failActiveRuns(
     ctx,
     rows.map((row) => row.run_id),
   );
-  for (const row of rows) {
+  for (const row of inTerminalOrder(rows)) {
     appendEvent(ctx, changes, row, 'run.failed', { error: { ...error } }, now);
     changes.push(terminalChange(row.tenant, row.run_id, 'failed'));
   }

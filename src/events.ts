@@ -1,11 +1,29 @@
-// Typed run events (noun.verb). Persisted ones become trace rows; `model.delta` is
-// live only. Every data shape is plain JSON, so a RunEvent is a store NewEvent as is.
+// The one typed union of run events (noun.verb), discriminated by `type`: what the loop
+// and the store write (RunEvent), what a trace row reads back as (TraceEvent), what the
+// SSE route sends and the TypeScript client yields (StreamEvent). Persisted events become
+// trace rows; `model.delta` is live only. Every data shape is plain JSON, so a RunEvent
+// is a store NewEvent as is. A new type must be classified in EVENT_ENDS_STREAM below —
+// until it is, keel does not compile.
 
-import type { ToolEffect } from '../tools/tool.ts';
-import type { CompactionRecord, JsonObject, RunError, ToolResultBody, Usage } from '../types.ts';
+import type { ToolEffect } from './tools/tool.ts';
+import type { CompactionRecord, JsonObject, RunError, ToolResultBody, Usage } from './types.ts';
 
 export type RunEvent =
-  | { type: 'run.queued'; data: { source: string; request_id: string | null } }
+  | {
+      type: 'run.queued';
+      data: {
+        source: string;
+        request_id: string | null;
+        /** A steered turn (on_busy=steer): the running run it waits to join. */
+        steer_target?: string;
+        /** A fork (POST …/fork): the source run, the step cut and whether input was replaced. */
+        forked_from?: string;
+        at_step?: number;
+        replaced?: boolean;
+      };
+    }
+  /** A steered turn joined this run as the user entry `entry_seq`. */
+  | { type: 'run.steered'; data: { steer_id: string; entry_seq: number | null } }
   | { type: 'run.claimed'; data: { attempt: number; worker: string } }
   | {
       type: 'run.resumed';
@@ -24,7 +42,20 @@ export type RunEvent =
       };
     }
   /** A graceful stop (shutdown) handed the run back: this attempt did not crash. */
-  | { type: 'run.released'; data: { attempt: number } }
+  | { type: 'run.released'; data: { attempt: number; reason?: 'waiting' } }
+  /** A call waits for a person's decision (docs/approvals.md); the run is released. */
+  | {
+      type: 'approval.requested';
+      data: { call_id: string; name: string; step: number; expires_at: string | null };
+    }
+  | {
+      type: 'approval.decided';
+      data: {
+        call_id: string;
+        status: 'approved' | 'denied' | 'timed_out' | 'cancelled';
+        note: string | null;
+      };
+    }
   | { type: 'model.request'; data: { step: number; model: string } }
   | {
       type: 'model.response';
@@ -115,4 +146,52 @@ export type RunEvent =
       };
     };
 
+/** Live only (never stored): a model's streamed text. */
 export type LiveEvent = { type: 'model.delta'; data: { step: number; text: string } };
+
+/** `T` without `K`, member by member (a plain Omit would merge the union). */
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A persisted event as read back: its trace seq and time; `raw_json` is stored as `data.raw`. */
+export type TraceEvent = OmitEach<RunEvent, 'raw_json'> & { seq: number; ts: string };
+
+/** What a run's event stream carries: its trace events, then live ones (no seq, no ts). */
+export type StreamEvent = TraceEvent | (LiveEvent & { seq?: undefined; ts?: undefined });
+
+export type RunEventType = RunEvent['type'];
+export type StreamEventType = StreamEvent['type'];
+
+/**
+ * Whether an event type ends a run's event stream (the run's terminal events). Every type
+ * is listed: a new one is a compile error here until it is decided.
+ */
+export const EVENT_ENDS_STREAM: Readonly<Record<StreamEventType, boolean>> = {
+  'run.queued': false,
+  'run.claimed': false,
+  'run.resumed': false,
+  'run.released': false,
+  'run.steered': false,
+  'approval.requested': false,
+  'approval.decided': false,
+  'model.request': false,
+  'model.response': false,
+  'model.retry': false,
+  'model.delta': false,
+  'tool.call': false,
+  'tool.result': false,
+  'run.note': false,
+  'memory.recall': false,
+  'memory.flush': false,
+  'memory.flushed': false,
+  'context.compacted': false,
+  'run.succeeded': true,
+  'run.failed': true,
+  'run.cancelled': true,
+};
+
+/** True for run.succeeded, run.failed and run.cancelled (false for a type keel does not know). */
+export function endsStream(event: { type: string }): boolean {
+  return Object.hasOwn(EVENT_ENDS_STREAM, event.type)
+    ? EVENT_ENDS_STREAM[event.type as StreamEventType]
+    : false;
+}
