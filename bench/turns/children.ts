@@ -19,8 +19,16 @@ export interface Child {
 export function startChild(
   command: string,
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; ready: RegExp; stdin?: boolean },
+  options: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    ready: RegExp;
+    stdin?: boolean;
+    /** How long until the ready line (default READY_TIMEOUT_MS). */
+    readyTimeoutMs?: number;
+  },
 ): Promise<Child> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? READY_TIMEOUT_MS;
   const child = spawn(command, args, {
     env: options.env ?? process.env,
     cwd: options.cwd,
@@ -33,8 +41,8 @@ export function startChild(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${args.join(' ')}: not ready in ${READY_TIMEOUT_MS} ms\n${tail}`));
-    }, READY_TIMEOUT_MS);
+      reject(new Error(`${args.join(' ')}: not ready in ${readyTimeoutMs} ms\n${tail}`));
+    }, readyTimeoutMs);
     const onData = (chunk: Buffer): void => {
       tail = (tail + chunk.toString('utf8')).slice(-8000);
       if (matched) return;

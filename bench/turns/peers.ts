@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChild, stopChild } from './children.ts';
-import { ROOT, cleanEnv, type Running } from './contenders.ts';
+import { ROOT, cleanEnv, type NodeCommand, type Running } from './contenders.ts';
 
 export type PeerName = 'langgraph' | 'mastra';
 
@@ -30,20 +30,24 @@ const SCRIPTS: Record<PeerName, { script: string; durable: string }> = {
   mastra: { script: 'mastra-server.mjs', durable: 'messages in LibSQL (file)' },
 };
 
+/** `workers`: runs LangGraph.js's API server executes at once (its queue's workers). */
 export async function startPeer(
   peer: PeerName,
   dir: string,
   modelUrl: string,
+  options: NodeCommand & { workers?: number } = {},
 ): Promise<Running & { durable: string }> {
   const { script, durable } = SCRIPTS[peer];
   const child = await startChild(
-    process.execPath,
-    [join(PEERS_DIR, script), dir, `${modelUrl}/v1`],
+    options.node ?? process.execPath,
+    [...(options.nodeFlags ?? []), join(PEERS_DIR, script), dir, `${modelUrl}/v1`],
     {
       env: cleanEnv({
         OPENAI_API_KEY: 'fixture',
         LANGSMITH_TRACING: 'false',
         NODE_ENV: 'production',
+        PEER_WORKERS: String(options.workers ?? 64),
+        ...options.env,
       }),
       cwd: PEERS_DIR,
       ready: /peer listening on (\S+)/,
