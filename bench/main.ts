@@ -1,5 +1,5 @@
 // `npm run bench -- <name>…`: runs the named benchmarks (all when none is named, except
-// the soak, which takes minutes: `npm run bench -- soak`).
+// the soak and stream-latency, which take minutes: `npm run bench -- soak`).
 
 import { runApprovalsBench } from './approvals.ts';
 import { runCheckpointBench } from './checkpoint.ts';
@@ -14,6 +14,7 @@ import { runScaleBench } from './scale.ts';
 import { runTelemetryBench } from './telemetry.ts';
 import { runTenantExportBench } from './tenant-export.ts';
 import { runSoakBench } from './soak.ts';
+import { runStreamLatencyBench } from './stream-latency.ts';
 import { runTurnsBench, runTurnsPostgresBench } from './turns.ts';
 import { runWasmBench } from './wasm.ts';
 
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: runScaleBench,
   fairness: runFairnessBench,
   soak: runSoakBench,
+  'stream-latency': runStreamLatencyBench,
   wasm: runWasmBench,
   telemetry: runTelemetryBench,
   'tenant-export': runTenantExportBench,
@@ -38,7 +40,9 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
 
 const requested = process.argv.slice(2);
 const names =
-  requested.length > 0 ? requested : Object.keys(BENCHMARKS).filter((name) => name !== 'soak');
+  requested.length > 0
+    ? requested
+    : Object.keys(BENCHMARKS).filter((name) => name !== 'soak' && name !== 'stream-latency');
 for (const name of names) {
   const bench = BENCHMARKS[name];
   if (!bench) {

@@ -68,6 +68,12 @@ export type RunEvent =
         cost_usd?: number;
         latency_ms: number;
         finish_reason: string;
+        /**
+         * The call's text, when it has any: what its `model.delta` chunks added up to. The
+         * SSE route sends it as one delta to a subscriber that got none of the call's
+         * (it connected late, or nobody watched and the call was not streamed).
+         */
+        text?: string;
         /** As stored: the exchange `{request, response}`, written through `raw_json`. */
         raw?: JsonObject;
       };
@@ -147,7 +153,19 @@ export type RunEvent =
     };
 
 /** Live only (never stored): a model's streamed text. */
-export type LiveEvent = { type: 'model.delta'; data: { step: number; text: string } };
+export type LiveEvent = {
+  type: 'model.delta';
+  data: {
+    step: number;
+    text: string;
+    /**
+     * The call's whole text, sent by the SSE route to a subscriber that missed the call's
+     * deltas (src/api/routes/events.ts): it replaces what the client holds for the step
+     * (after a reconnect, part of it may already have arrived).
+     */
+    whole?: true;
+  };
+};
 
 /** `T` without `K`, member by member (a plain Omit would merge the union). */
 type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

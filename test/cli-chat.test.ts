@@ -83,8 +83,13 @@ describe('keel chat (tmux)', { skip: NO_TMUX }, () => {
       const newScope = /scope "(tty-a~[0-9a-f]{6})"/.exec(screen)?.[1] ?? '';
       chat.send('hello again', 'Enter');
       await chat.shows(/assistant> echo: hello again\n/);
-      const [fresh] = await runsOn(newScope);
-      assert.equal(fresh?.status, 'succeeded', `a run on ${newScope}`);
+      // The answer shows as the model call ends (its whole text comes as one delta before
+      // the call's response), a moment before the run is finalized.
+      await waitFor(
+        `a succeeded run on ${newScope}`,
+        async () => (await runsOn(newScope))[0]?.status === 'succeeded',
+        { timeoutMs: 10_000 },
+      );
       assert.equal((await runsOn('tty-a')).length, 1, 'the old scope got no new run');
 
       chat.send('@sleep 60000', 'Enter');

@@ -51,11 +51,19 @@ before(async () => {
   replay = await startReplayServer();
   providers = createConfiguredProviders(
     {
-      compat: { type: 'openai-compatible', base_url: `${replay.url}/v1`, api_key_env: 'X' },
-      openai: { type: 'openai', base_url: `${replay.url}/v1`, api_key_env: 'X' },
+      // stream = true: these test the streamed path (the default, "when-watched", asks a
+      // call nobody watches for whole — `watched` below, and `defaulted`).
+      compat: {
+        type: 'openai-compatible',
+        base_url: `${replay.url}/v1`,
+        api_key_env: 'X',
+        stream: true,
+      },
+      openai: { type: 'openai', base_url: `${replay.url}/v1`, api_key_env: 'X', stream: true },
       openaiplain: { type: 'openai', base_url: `${replay.url}/v1`, stream: false },
       watched: { type: 'openai-compatible', base_url: `${replay.url}/v1`, stream: 'when-watched' },
-      claude: { type: 'anthropic', base_url: `${replay.url}/v1`, api_key_env: 'X' },
+      defaulted: { type: 'openai-compatible', base_url: `${replay.url}/v1` },
+      claude: { type: 'anthropic', base_url: `${replay.url}/v1`, api_key_env: 'X', stream: true },
       claudeplain: {
         type: 'anthropic',
         base_url: `${replay.url}/v1`,
@@ -157,6 +165,14 @@ describe('OpenAI Chat Completions (recorded)', () => {
     replay.respond({ file: 'openai-chat-tool-calls.json' });
     await provider('openaiplain').complete(request({ watched: () => true }));
     assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, undefined);
+
+    // A provider without a `stream` setting is "when-watched" (the default since 2026-12-03).
+    replay.respond({ file: 'openai-chat-tool-calls.json' });
+    await provider('defaulted').complete(request({ onDelta, watched: () => false }));
+    assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, undefined);
+    replay.respond({ file: 'openai-chat-tool-calls.sse' });
+    await provider('defaulted').complete(request({ onDelta, watched: () => true }));
+    assert.equal(JSON.parse(replay.requests.at(-1)?.body ?? '{}').stream, true);
   });
 
   it('tool results go back as tool messages; an error result as {"error": {code, message}}', async () => {

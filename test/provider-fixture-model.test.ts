@@ -2,9 +2,10 @@
 // rules served over HTTP): keel runs with streamed tool calls and usage, retries on 429
 // (Retry-After) and 5xx, no retry on 4xx (PROVIDER_ERROR with status), an aborted
 // stream on cancel (the server sees the connection close), raw bodies in the trace
-// without the key, `stream = "when-watched"` (whole answers unless an SSE client, a turn
-// submitted with `follow` or an OpenAI streaming request watches); plus the server's own
-// routes.
+// without the key, `stream = "when-watched"` — the default — (whole answers unless an SSE
+// client, a turn submitted with `follow` or an OpenAI streaming request watches; an SSE
+// client that connects late gets each call's whole text as one delta); plus the server's
+// own routes.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -29,8 +30,9 @@ before(async () => {
   });
   keel = await startTestKeel({
     toml: [
-      `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"`,
+      `[providers.local]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\napi_key_env = "LOCAL_KEY"\nstream = true`,
       `[providers.onlywatched]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"\nstream = "when-watched"`,
+      `[providers.plain]\ntype = "openai-compatible"\nbase_url = "${model.url}/v1"`,
     ].join('\n'),
     env: { LOCAL_KEY: KEY },
   });
@@ -38,6 +40,7 @@ before(async () => {
   await client.tenants.create({ name: 'fm' });
   await client.agents.put('fm', 'a', { model: 'local/fixture' });
   await client.agents.put('fm', 'w', { model: 'onlywatched/fixture' });
+  await client.agents.put('fm', 'd', { model: 'plain/fixture' });
 });
 
 after(async () => {
@@ -185,16 +188,26 @@ describe('openai-compatible provider × keel fixture-model', () => {
       for await (const event of client.turns.events('fm', created.run_id))
         events.push(event as { type: string; data: Loose });
       const response = events.find((event) => event.type === 'model.response');
+      const deltas = events.filter((event) => event.type === 'model.delta');
       return {
-        deltas: events.filter((event) => event.type === 'model.delta').length,
+        deltas: deltas.length,
+        whole: deltas.filter((event) => event.data.whole === true).length,
+        text: deltas.map((event) => event.data.text).join(''),
+        reply: String(events.at(-1)?.data.output.reply),
         raw: JSON.stringify(response?.data.raw.response),
       };
     };
     const followed = await lateFollow(true);
     assert.equal(followed.deltas, 3, 'streamed from the first call');
+    assert.equal(followed.whole, 0, 'nothing sent twice');
+    assert.equal(followed.text, followed.reply);
     assert.match(followed.raw, /\[DONE\]/);
+    // Not announced: the call was asked whole; the stream still gives its text, as one delta.
     const unannounced = await lateFollow(false);
-    assert.equal(unannounced.deltas, 0);
+    assert.equal(unannounced.deltas, 1);
+    assert.equal(unannounced.whole, 1);
+    assert.match(unannounced.reply, /^echo: late client/);
+    assert.equal(unannounced.text, unannounced.reply);
     assert.doesNotMatch(unannounced.raw, /\[DONE\]/);
 
     const bad = await fetch(`${keel.url}/v1/tenants/fm/turns`, {
@@ -204,6 +217,70 @@ describe('openai-compatible provider × keel fixture-model', () => {
     });
     assert.equal(bad.status, 400);
     assert.match(JSON.stringify(await bad.json()), /follow/);
+  });
+
+  it('the default (no stream setting) is "when-watched"; an SSE client that connects late, streamed or not, gets the complete answer', async () => {
+    // Nobody watches a run on the default provider: both calls asked whole.
+    const created = await client.turns.submit('fm', {
+      agent: 'd',
+      scope: 'default-late',
+      payload: { text: 'default late\n@call clock_now {}\n@stream 3' },
+    });
+    assert.equal((await client.turns.wait('fm', created.run_id, 20_000)).run.status, 'succeeded');
+    const raws = await rawResponses(created.run_id);
+    assert.equal(raws.length, 2);
+    for (const body of raws) assert.equal((body as Loose).object, 'chat.completion');
+
+    /** Everything a raw SSE client (no keel client library) reads from the run's stream. */
+    const readStream = async (runId: string) => {
+      const response = await fetch(`${keel.url}/v1/tenants/fm/runs/${runId}/events`);
+      assert.equal(response.status, 200);
+      const messages = (await response.text())
+        .split('\n\n')
+        .map((block) => ({
+          event: /^event: (.*)$/m.exec(block)?.[1],
+          data: /^data: (.*)$/m.exec(block)?.[1],
+        }))
+        .filter((message) => message.event !== undefined && message.data !== undefined)
+        .map((message) => ({
+          type: String(message.event),
+          data: JSON.parse(String(message.data)),
+        }));
+      const deltas = messages.filter((message) => message.type === 'model.delta');
+      const types = messages.map((message) => message.type);
+      return {
+        deltas,
+        answer: deltas.map((delta) => delta.data.data.text).join(''),
+        // Each delta comes just before the response of its call.
+        deltaBeforeResponse: types.every(
+          (type, index) => type !== 'model.delta' || types[index + 1] === 'model.response',
+        ),
+        reply: String(messages.at(-1)?.data.data.output.reply),
+      };
+    };
+    // Connected after the run ended: the answer's call (the tool-call step has no text)
+    // comes as one whole delta holding the complete answer.
+    const late = await readStream(created.run_id);
+    assert.match(late.reply, /^echo: default late\nclock_now: /);
+    assert.equal(late.deltas.length, 1);
+    assert.equal(late.deltas[0]?.data.data.whole, true);
+    assert.equal(late.deltas[0]?.data.data.step, 2);
+    assert.equal(late.answer, late.reply);
+    assert.ok(late.deltaBeforeResponse);
+
+    // A provider that streamed every call (stream = true), its stream long over by the
+    // time the client connects: the same.
+    const streamed = await client.turns.submit('fm', {
+      agent: 'a',
+      scope: 'streamed-late',
+      payload: { text: 'streamed late\n@stream 4' },
+    });
+    await client.turns.wait('fm', streamed.run_id, 20_000);
+    assert.match(String((await rawResponses(streamed.run_id))[0]), /\[DONE\]/);
+    const lateToStream = await readStream(streamed.run_id);
+    assert.equal(lateToStream.deltas.length, 1);
+    assert.equal(lateToStream.answer, 'echo: streamed late');
+    assert.equal(lateToStream.answer, lateToStream.reply);
   });
 
   it('stream = "when-watched": an OpenAI streaming request is watched from its first call; a whole one is not', async () => {

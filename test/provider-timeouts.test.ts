@@ -83,17 +83,19 @@ before(async () => {
   });
   providers = createConfiguredProviders(
     {
-      never: compat('never'),
-      midstream: compat('mid'),
-      retried: compat('retried'),
-      aborted: compat('aborted'),
-      slow: compat('slow'),
+      // Streamed, as these servers answer (the default, "when-watched", would ask whole).
+      never: compat('never', { stream: true }),
+      midstream: compat('mid', { stream: true }),
+      retried: compat('retried', { stream: true }),
+      aborted: compat('aborted', { stream: true }),
+      slow: compat('slow', { stream: true }),
       json: compat('json', { stream: false }),
       claude: {
         type: 'anthropic',
         base_url: `${url}/claude/v1`,
         api_key_env: 'K',
         timeout_ms: TIMEOUT_MS,
+        stream: true,
       },
     },
     { claude: 'sk-ant-test' },

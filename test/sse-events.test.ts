@@ -118,7 +118,16 @@ describe('run events (SSE)', () => {
     await client.turns.wait('sse', runId, 10_000);
     const events = await collect(runId);
     const trace = await client.runs.trace('sse', runId);
-    assert.deepEqual(events, trace.events);
+    assert.deepEqual(persisted(events), trace.events);
+    // The model call's text, which this subscriber saw none of, as one whole delta just
+    // before the call's response.
+    const at = events.findIndex((event) => event.type === 'model.delta');
+    assert.deepEqual(events[at], {
+      type: 'model.delta',
+      data: { step: 1, text: 'echo: late', whole: true },
+    });
+    assert.equal(events[at + 1]?.type, 'model.response');
+    assert.equal(events.filter((event) => event.type === 'model.delta').length, 1);
   });
 
   it('Last-Event-ID resumes after that event; past the terminal event the stream closes at once', async () => {
@@ -127,10 +136,9 @@ describe('run events (SSE)', () => {
     const all = await collect(runId);
     const from = all[2]?.seq ?? 0;
     const resumed = await collect(runId, from);
-    assert.deepEqual(
-      resumed,
-      all.filter((e) => (e.seq ?? 0) > from),
-    );
+    // Everything after that event, the whole delta before the answer's response included.
+    assert.deepEqual(resumed, all.slice(all.findIndex((e) => e.seq === from) + 1));
+    assert.equal(resumed.filter((e) => e.type === 'model.delta' && e.data.whole).length, 1);
     assert.deepEqual(await collect(runId, all.at(-1)?.seq), []);
   });
 

@@ -20,7 +20,8 @@ const port = await new Promise((resolve) => {
 const graph = fileURLToPath(new URL('./langgraph-graph.mjs', import.meta.url));
 const { host, cleanup } = await startServer({
   port,
-  nWorkers: 64,
+  // PEER_WORKERS (default 64, the turn bench's in-flight turns): runs executed at once.
+  nWorkers: Number(process.env.PEER_WORKERS ?? 64),
   host: '127.0.0.1',
   cwd: dir,
   graphs: { agent: `${graph}:graph` },

@@ -15,6 +15,18 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KEEL_BIN = join(ROOT, 'bin/keel.js');
 const TSX = ['--import', 'tsx'];
 
+/**
+ * How a contender's process is started: which Node (default: the one running the bench;
+ * KEEL_BENCH_NODES, node-runtimes.ts) and flags before the script (e.g. `--import` of a
+ * preload that measures the event loop, stream-latency.ts).
+ */
+export interface NodeCommand {
+  node?: NodeRuntime;
+  nodeFlags?: string[];
+  /** More environment for the process (the caller's KEEL_* settings are never passed). */
+  env?: Record<string, string>;
+}
+
 export interface Running {
   kind: ContenderKind;
   url: string;
@@ -31,27 +43,36 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 
-export async function startFixtureModel(): Promise<Child> {
-  return startChild(process.execPath, [KEEL_BIN, 'fixture-model', '--listen', '127.0.0.1:0'], {
+export async function startFixtureModel(
+  options: NodeCommand & { chunkDelayMs?: number } = {},
+): Promise<Child> {
+  const delay = options.chunkDelayMs ? ['--chunk-delay-ms', String(options.chunkDelayMs)] : [];
+  const [command, args] = nodeCommandFor(options.node ?? RUNNING_NODE, [
+    ...(options.nodeFlags ?? []),
+    KEEL_BIN,
+    'fixture-model',
+    '--listen',
+    '127.0.0.1:0',
+    ...delay,
+  ]);
+  return startChild(command, args, {
     env: cleanEnv(),
     ready: /fixture model listening on (\S+)/,
   });
 }
 
-export interface KeelOptions {
+export interface KeelOptions extends NodeCommand {
   dir: string;
   durability: 'full' | 'process';
   /** The fixture-model server's URL when the model is reached over HTTP. */
   modelUrl?: string;
-  /** That provider's `stream` setting (keel's default, true, when absent). */
-  modelStream?: 'when-watched';
+  /** That provider's `stream` setting (keel's default, "when-watched", when absent). */
+  modelStream?: boolean | 'when-watched';
   /** postgres://…?schema=…: an api process and one worker process. */
   storeUrl?: string;
   concurrency: number;
   /** Another checkout of keel to run instead of this one (KEEL_BENCH_BASELINE). */
   checkout?: string;
-  /** The Node keel runs on (KEEL_BENCH_NODES); absent: the one running the benchmark. */
-  node?: NodeRuntime;
 }
 
 function keelToml(options: KeelOptions, role: string): string {
@@ -69,6 +90,9 @@ function keelToml(options: KeelOptions, role: string): string {
     'request_burst = 1000000',
     '[http]',
     'max_streams_per_tenant = 10000',
+    // The load comes from one address, with up to a thousand event streams open at once.
+    'max_connections = 100000',
+    'max_connections_per_address = 100000',
     '[memory]',
     'embedder = "hash"',
     '[log]',
@@ -78,7 +102,9 @@ function keelToml(options: KeelOptions, role: string): string {
           '[providers.local]',
           'type = "openai-compatible"',
           `base_url = "${options.modelUrl}/v1"`,
-          ...(options.modelStream ? [`stream = "${options.modelStream}"`] : []),
+          ...(options.modelStream !== undefined
+            ? [`stream = ${JSON.stringify(options.modelStream)}`]
+            : []),
         ]
       : []),
     '',
@@ -92,7 +118,10 @@ async function startKeelProcess(options: KeelOptions, role: string): Promise<Chi
   // KEEL_BENCH_PROFILE=<dir>: keel writes a V8 CPU profile there when it stops
   // (summarised by `tsx bench/turns/profile-summary.ts <file>`).
   const profile = process.env.KEEL_BENCH_PROFILE;
-  const flags = profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [];
+  const flags = [
+    ...(options.nodeFlags ?? []),
+    ...(profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : []),
+  ];
   const [command, args] = nodeCommandFor(options.node ?? RUNNING_NODE, [
     ...flags,
     bin,
@@ -103,7 +132,7 @@ async function startKeelProcess(options: KeelOptions, role: string): Promise<Chi
     role,
   ]);
   return startChild(command, args, {
-    env: cleanEnv(),
+    env: cleanEnv(options.env),
     ready: /keel listening on (\S+)|keel (?:worker|started)/,
   });
 }

@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChild, stopChild } from './children.ts';
-import { ROOT, cleanEnv, type Running } from './contenders.ts';
-import { RUNNING_NODE, nodeCommandFor, type NodeRuntime } from './node-runtimes.ts';
+import { ROOT, cleanEnv, type NodeCommand, type Running } from './contenders.ts';
+import { RUNNING_NODE, nodeCommandFor } from './node-runtimes.ts';
 
 export type PeerName = 'langgraph' | 'mastra';
 
@@ -31,19 +31,27 @@ const SCRIPTS: Record<PeerName, { script: string; durable: string }> = {
   mastra: { script: 'mastra-server.mjs', durable: 'messages in LibSQL (file)' },
 };
 
+/** `workers`: runs LangGraph.js's API server executes at once (its queue's workers). */
 export async function startPeer(
   peer: PeerName,
   dir: string,
   modelUrl: string,
-  node: NodeRuntime = RUNNING_NODE,
+  options: NodeCommand & { workers?: number } = {},
 ): Promise<Running & { durable: string }> {
   const { script, durable } = SCRIPTS[peer];
-  const [command, args] = nodeCommandFor(node, [join(PEERS_DIR, script), dir, `${modelUrl}/v1`]);
+  const [command, args] = nodeCommandFor(options.node ?? RUNNING_NODE, [
+    ...(options.nodeFlags ?? []),
+    join(PEERS_DIR, script),
+    dir,
+    `${modelUrl}/v1`,
+  ]);
   const child = await startChild(command, args, {
     env: cleanEnv({
       OPENAI_API_KEY: 'fixture',
       LANGSMITH_TRACING: 'false',
       NODE_ENV: 'production',
+      PEER_WORKERS: String(options.workers ?? 64),
+      ...options.env,
     }),
     cwd: PEERS_DIR,
     ready: /peer listening on (\S+)/,

@@ -68,8 +68,17 @@ export class EventPrinter {
           this.streamedStep = data.step as number;
           this.streamed = '';
         }
-        this.streamed += String(data.text);
-        this.write(String(data.text));
+        if (data.whole === true) {
+          // The call's whole text (this subscriber missed its deltas, or reconnected
+          // mid-call): print what is not on the screen yet.
+          const whole = String(data.text);
+          if (whole.startsWith(this.streamed)) this.write(whole.slice(this.streamed.length));
+          else this.write(`\n${this.options.answerPrefix ?? ''}${whole}`);
+          this.streamed = whole;
+        } else {
+          this.streamed += String(data.text);
+          this.write(String(data.text));
+        }
         this.midLine = true;
         return;
       case 'tool.call':

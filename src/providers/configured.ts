@@ -16,7 +16,10 @@ export interface ProviderSpec {
   type: 'openai' | 'openai-compatible' | 'anthropic';
   base_url?: string;
   api_key_env?: string;
-  /** false → non-streaming requests; "when-watched" → streamed only while watched live. */
+  /**
+   * "when-watched" (default) → streamed only while watched live; true → always streamed;
+   * false → non-streaming requests.
+   */
   stream?: StreamMode;
   /** One model request, sent to last byte (default DEFAULT_MODEL_TIMEOUT_MS). */
   timeout_ms?: number;
@@ -27,6 +30,14 @@ export interface ProviderSpec {
  * writes, still fits; a stalled connection does not hold a run for longer.
  */
 export const DEFAULT_MODEL_TIMEOUT_MS = 600_000;
+
+/**
+ * A call is streamed only when someone watches the run live: on Node 20 the provider
+ * packages' web-stream pipeline is over a third of a model call's CPU, and the deltas are
+ * all a stream buys. A late SSE client still gets a call's whole text as one delta
+ * (src/api/routes/events.ts); docs/agent-loop.md, Providers.
+ */
+export const DEFAULT_STREAM_MODE: StreamMode = 'when-watched';
 
 function modelFactory(
   name: string,
@@ -92,7 +103,7 @@ export function createConfiguredProviders(
       name,
       model: modelFactory(name, spec, apiKey),
       secrets: apiKey ? [apiKey] : [],
-      stream: spec.stream ?? true,
+      stream: spec.stream ?? DEFAULT_STREAM_MODE,
       timeoutMs: spec.timeout_ms ?? DEFAULT_MODEL_TIMEOUT_MS,
       transport,
     });

@@ -130,6 +130,7 @@ export async function modelStep(
           cost_usd: priced.cost_usd,
           latency_ms: result.latencyMs,
           finish_reason: assistant.finish_reason,
+          ...(assistant.text !== '' && { text: assistant.text }),
         },
         raw,
       ),

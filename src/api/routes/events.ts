@@ -3,6 +3,12 @@
 // event. No timer per subscriber: the store's `run.event` / `run.terminal` notifications
 // trigger a read of the trace after the last sent seq, and live-only `model.delta`
 // chunks come from the in-process live events. Any number of subscribers per run.
+//
+// A subscriber that got none of a model call's deltas (it connected after the call, or
+// nobody watched and a provider with stream = "when-watched" asked for the whole answer)
+// gets the call's text as one `model.delta` with `whole: true` just before its
+// `model.response`: a client that builds the answer from deltas has all of it however
+// late it connected (and replaces, rather than appends to, a step's text on `whole`).
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
@@ -38,6 +44,13 @@ class RunFeed {
   private reading: Promise<void> | null = null;
   private readAgain = false;
   private readonly heldDeltas: LiveEvent[] = [];
+  /** Model steps this subscriber was sent a delta of. */
+  private readonly streamedSteps = new Set<number>();
+  /**
+   * Model steps whose response was sent: a delta of one that comes later (relayed from
+   * another process, overtaken by the stored response) would repeat text already sent.
+   */
+  private readonly answeredSteps = new Set<number>();
 
   constructor(
     private readonly deps: Deps,
@@ -101,15 +114,39 @@ class RunFeed {
 
   private sendPersisted(event: TraceEvent): void {
     this.lastSeq = event.seq;
+    if (event.type === 'model.response') this.catchUp(event);
     this.sse.send(runEventMessage(event));
   }
 
+  /**
+   * Before a call's response: the call's deltas still held (a read was in flight when they
+   * came; they were published before the response was stored) — or, when this subscriber
+   * was sent none of the call's deltas yet, the call's whole text as one delta instead.
+   */
+  private catchUp(event: TraceEvent): void {
+    const { step, text } = event.data as { step?: unknown; text?: unknown };
+    if (typeof step !== 'number') return;
+    this.answeredSteps.add(step);
+    const held: LiveEvent[] = [];
+    for (let index = this.heldDeltas.length - 1; index >= 0; index--) {
+      const delta = this.heldDeltas[index] as LiveEvent;
+      if (delta.data.step === step) held.unshift(...this.heldDeltas.splice(index, 1));
+    }
+    if (!this.streamedSteps.has(step) && typeof text === 'string' && text !== '') {
+      this.sendDelta({ type: 'model.delta', data: { step, text, whole: true } });
+      return;
+    }
+    for (const delta of held) this.sendDelta(delta);
+  }
+
   private sendDelta(event: LiveEvent): void {
+    this.streamedSteps.add(event.data.step);
     this.sse.send(runEventMessage(event));
   }
 
   /** Deltas wait while a read is in flight, so they follow the events before them. */
   live(event: LiveEvent): void {
+    if (this.answeredSteps.has(event.data.step)) return;
     if (this.reading) this.heldDeltas.push(event);
     else this.sendDelta(event);
   }

@@ -181,20 +181,26 @@ export function RunView({ tenant, route }) {
     let pending = [];
     /** @type {Record<number, string>} */
     let pendingText = {};
+    // Steps whose pending text is the call's whole text (`whole` delta): it replaces.
+    /** @type {Set<number>} */
+    let pendingWhole = new Set();
     let frame = 0;
     let refetch = false;
     const flush = () => {
       frame = 0;
       const batch = pending;
       const text = pendingText;
+      const whole = pendingWhole;
       pending = [];
       pendingText = {};
+      pendingWhole = new Set();
       if (batch.length > 0) setEvents((old) => [...old, ...batch]);
       if (Object.keys(text).length > 0) {
         setStreams((old) => {
           const next = { ...old };
           for (const [step, chunk] of Object.entries(text)) {
-            next[Number(step)] = (next[Number(step)] ?? '') + chunk;
+            next[Number(step)] =
+              (whole.has(Number(step)) ? '' : (next[Number(step)] ?? '')) + chunk;
           }
           return next;
         });
@@ -211,7 +217,11 @@ export function RunView({ tenant, route }) {
     const onEvent = (/** @type {string} */ type, /** @type {any} */ data) => {
       if (type === 'model.delta') {
         deltas.current += 1;
-        pendingText[data.data.step] = (pendingText[data.data.step] ?? '') + data.data.text;
+        const step = data.data.step;
+        if (data.data.whole) {
+          pendingWhole.add(step);
+          pendingText[step] = data.data.text;
+        } else pendingText[step] = (pendingText[step] ?? '') + data.data.text;
       } else {
         pending.push(data);
         if (type !== 'model.request') refetch = true;

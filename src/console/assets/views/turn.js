@@ -24,7 +24,9 @@ export function TurnBox({ tenant }) {
     return follow(tenantPath(tenant, `/runs/${runId}/events`), {
       isLast: (type) => TERMINAL.has(type),
       onEvent(type, data) {
-        if (type === 'model.delta') setAnswer((old) => old + data.data.text);
+        if (type === 'model.delta')
+          // `whole`: the call's whole text (this page missed its deltas): it replaces.
+          setAnswer((old) => (data.data.whole ? data.data.text : old + data.data.text));
         else if (type === 'model.request') setAnswer('');
         else if (type === 'run.succeeded') {
           const output = data.data.output;
