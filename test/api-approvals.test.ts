@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const T = '/v1/tenants/appr';
 let keel: TestKeel;
@@ -80,7 +81,7 @@ function keelCli(
     if (!key.startsWith('KEEL_')) env[key] = value;
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
       cwd: ROOT,
       env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'appr' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,11 +2,34 @@
 // console shell, request ids, the error shape for internal failures, and the logs.
 
 import assert from 'node:assert/strict';
+import { get } from 'node:http';
 import { Writable } from 'node:stream';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import type { ApiServer } from './helpers/api-server.ts';
 import { seedTenant, startApiServer } from './helpers/api-server.ts';
+
+/** GET with Accept-Encoding `encoding`: the status, Content-Encoding and raw body bytes. */
+function getEncoded(
+  url: string,
+  encoding: string,
+): Promise<{ status: number; contentEncoding: string | undefined; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { 'accept-encoding': encoding } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', reject);
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          contentEncoding: response.headers['content-encoding'],
+          body: Buffer.concat(chunks),
+        }),
+      );
+    }).on('error', reject);
+  });
+}
 
 describe('operations', () => {
   let server: ApiServer;
@@ -38,6 +61,25 @@ describe('operations', () => {
       token: null,
     });
     assert.equal(missing.status, 404);
+  });
+
+  it('console files: brotli and gzip bodies (made on first request, then reused) decode to the file', async () => {
+    const url = `${server.url}/console/vendor/preact.mjs`;
+    const plain = await getEncoded(url, 'identity');
+    assert.equal(plain.status, 200);
+    assert.equal(plain.contentEncoding, undefined);
+    assert.ok(plain.body.length > 1000);
+    for (const [encoding, decode] of [
+      ['br', brotliDecompressSync],
+      ['gzip', gunzipSync],
+    ] as const) {
+      const first = await getEncoded(url, encoding);
+      const again = await getEncoded(url, encoding);
+      assert.equal(first.contentEncoding, encoding);
+      assert.ok(first.body.length < plain.body.length / 2, `${encoding} compresses`);
+      assert.deepEqual(decode(first.body), plain.body);
+      assert.deepEqual(again.body, first.body);
+    }
   });
 
   it('readyz answers 503 STORE_UNAVAILABLE with Retry-After when the store is down', async () => {

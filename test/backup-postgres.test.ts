@@ -22,6 +22,7 @@ import {
 import type { JsonAnswer } from './helpers/json-request.ts';
 import { requestJson } from './helpers/json-request.ts';
 import { expectRunsSucceeded, startTurnLoad } from './helpers/turn-load.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'pgbk';
@@ -52,7 +53,7 @@ function run(
 }
 
 function keel(args: string[]) {
-  return run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args]);
+  return run(process.execPath, [...KEEL_CLI, ...args]);
 }
 
 function databaseUrl(database: string): string {

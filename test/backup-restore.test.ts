@@ -33,6 +33,7 @@ import { sqliteMigratedBefore } from './helpers/sqlite-migrated.ts';
 import type { JsonAnswer } from './helpers/json-request.ts';
 import { requestJson } from './helpers/json-request.ts';
 import { expectRunsSucceeded, startTurnLoad } from './helpers/turn-load.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'bk';
@@ -54,7 +55,7 @@ function keel(args: string[]): Promise<{ code: number | null; out: string; err: 
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('KEEL_')) env[key] = value;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,6 +15,7 @@ import { startTestKeel } from './helpers/keel-server.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
 import { requestJson } from './helpers/json-request.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const T = '/v1/tenants/ask';
@@ -51,7 +52,7 @@ function startCli(...args: string[]): Cli {
 }
 
 function startCliIn(childEnv: NodeJS.ProcessEnv, ...args: string[]): Cli {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
     cwd: ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -231,14 +232,11 @@ describe(
   { skip: NO_TMUX },
   () => {
     it('prints the notice with /approve and the commands; /approve lets the answer finish', async () => {
-      const chat = new TmuxSession(
-        [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'chat', 'careful', 'tty'],
-        {
-          cwd: ROOT,
-          env: { KEEL_URL: keel.url, KEEL_TENANT: 'ask' },
-          afterExit: 'echo "EXIT=$?"; sleep 60',
-        },
-      );
+      const chat = new TmuxSession([process.execPath, ...KEEL_CLI, 'chat', 'careful', 'tty'], {
+        cwd: ROOT,
+        env: { KEEL_URL: keel.url, KEEL_TENANT: 'ask' },
+        afterExit: 'echo "EXIT=$?"; sleep 60',
+      });
       try {
         await chat.shows(/you> $/m);
         chat.send('/approve', 'Enter');

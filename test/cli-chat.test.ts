@@ -11,9 +11,10 @@ import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const CHAT = [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'chat', 'assistant'];
+const CHAT = [process.execPath, ...KEEL_CLI, 'chat', 'assistant'];
 let keel: TestKeel;
 
 async function api(method: string, path: string, body?: unknown): Promise<unknown> {

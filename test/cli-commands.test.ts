@@ -13,6 +13,7 @@ import { startTestKeel } from './helpers/keel-server.ts';
 import { waitFor } from './helpers/wait-for.ts';
 import { buildModules } from './helpers/wasm-modules.ts';
 import { NO_TMUX, TmuxSession } from './helpers/tmux.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 let keel: TestKeel;
@@ -28,7 +29,7 @@ function keelCli(
   ...args: string[]
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
       cwd: ROOT,
       env: env(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -240,10 +241,10 @@ describe('keel client commands', () => {
 
 describe('keel chat in a pseudo-terminal (tmux)', { skip: NO_TMUX }, () => {
   it('types lines and sees streamed answers and tool calls', async () => {
-    const chat = new TmuxSession(
-      [process.execPath, '--import', 'tsx', 'src/cli/main.ts', 'chat', 'assistant', 'tty'],
-      { cwd: ROOT, env: { KEEL_URL: keel.url, KEEL_TENANT: 'cli' } },
-    );
+    const chat = new TmuxSession([process.execPath, ...KEEL_CLI, 'chat', 'assistant', 'tty'], {
+      cwd: ROOT,
+      env: { KEEL_URL: keel.url, KEEL_TENANT: 'cli' },
+    });
     try {
       await chat.shows(/you> $/m);
       chat.send('hello from the terminal', 'Enter');

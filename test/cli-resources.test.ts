@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { TestKeel } from './helpers/keel-server.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 let keel: TestKeel;
@@ -22,7 +23,7 @@ function keelCli(
     const env: NodeJS.ProcessEnv = {};
     for (const [key, value] of Object.entries(process.env))
       if (!key.startsWith('KEEL_')) env[key] = value;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
       cwd: ROOT,
       env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'nouns' },
       stdio: ['ignore', 'pipe', 'pipe'],

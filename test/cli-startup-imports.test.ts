@@ -94,3 +94,42 @@ describe('CLI start loads no server module', () => {
     }
   });
 });
+
+// `keel serve` loads the server, but not what only some configurations use: the MCP SDK
+// (~0.5 s of CPU under tsx) is imported on the first connect to an MCP server, pg and
+// the PostgreSQL store only when store.url names PostgreSQL.
+describe('the server loads optional SDKs only when used', () => {
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'keel-imports-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('importing src/main.ts loads fastify and the SQLite store, not @modelcontextprotocol/sdk nor pg', async () => {
+    const { modules } = await importsOf([
+      '--input-type=module',
+      '-e',
+      "await import('./src/main.ts');",
+    ]);
+    assert.ok(
+      serverModules(modules).some((url) => url.endsWith('/src/main.ts')),
+      'the recorder ran',
+    );
+    assert.deepEqual(
+      modules.filter((url) =>
+        /\/node_modules\/(@modelcontextprotocol|pg)\/|\/src\/store\/postgres\//.test(url),
+      ),
+      [],
+    );
+  });
+
+  it('control: connecting to an MCP server loads the SDK', async () => {
+    const { modules } = await importsOf([
+      '--input-type=module',
+      '-e',
+      "const { openClient } = await import('./src/mcp/connect.ts'); await openClient({ settings: { stdio: {}, allow_hosts: [] }, secrets: { getSecretValue: async () => null } }, 't', { type: 'http', url: 'http://127.0.0.1:9/mcp' }).catch(() => undefined);",
+    ]);
+    assert.ok(modules.some((url) => url.includes('/node_modules/@modelcontextprotocol/sdk/')));
+  });
+});

@@ -13,6 +13,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from './helpers/wait-for.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const MODULES = resolve(import.meta.dirname, '../node_modules/@modelcontextprotocol');
 const EVERYTHING = join(MODULES, 'server-everything/dist/index.js');
@@ -128,15 +129,11 @@ async function serveKeel(env: Record<string, string>): Promise<void> {
     if (!key.startsWith('KEEL_')) clean[key] = value;
   }
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--listen', `127.0.0.1:${port}`],
-    {
-      cwd: resolve(import.meta.dirname, '..'),
-      env: { ...clean, ...env, KEEL_LOG_LEVEL: 'debug' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...KEEL_CLI, 'serve', '--listen', `127.0.0.1:${port}`], {
+    cwd: resolve(import.meta.dirname, '..'),
+    env: { ...clean, ...env, KEEL_LOG_LEVEL: 'debug' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise((done) => child.once('exit', done));
   child.stderr?.on('data', (chunk: Buffer) => logLines.push(chunk.toString('utf8')));
   const url = await new Promise<string>((done, fail) => {
@@ -548,7 +545,7 @@ describe('keel mcp / keel secrets (CLI against this keel)', () => {
       if (!key.startsWith('KEEL_')) env[key] = value;
     }
     return new Promise((done) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      const child = spawn(process.execPath, [...KEEL_CLI, ...args], {
         cwd: ROOT,
         env: { ...env, KEEL_URL: keel.url, KEEL_TENANT: 'other' },
         stdio: ['pipe', 'pipe', 'pipe'],

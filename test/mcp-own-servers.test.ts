@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from './helpers/wait-for.ts';
 import { freePort } from '../src/cli/demo-processes.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const SERVER = join(ROOT, 'test/fixtures/mcp-test-server.mjs');
@@ -39,20 +40,16 @@ async function serve(): Promise<Served> {
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('KEEL_')) env[key] = value;
   }
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--listen', `127.0.0.1:${port}`],
-    {
-      cwd: ROOT,
-      env: {
-        ...env,
-        KEEL_LOG_LEVEL: 'warn',
-        KEEL_TEST_MCP_LOG: LOG,
-        KEEL_CONFIG: join(dir, 'keel.toml'),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, [...KEEL_CLI, 'serve', '--listen', `127.0.0.1:${port}`], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      KEEL_LOG_LEVEL: 'warn',
+      KEEL_TEST_MCP_LOG: LOG,
+      KEEL_CONFIG: join(dir, 'keel.toml'),
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));

@@ -26,6 +26,7 @@ import {
   POSTGRES_URL,
   skipUnlessPostgres,
 } from './helpers/postgres.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const skip = await skipUnlessPostgres('tenant-export.test.ts');
@@ -51,7 +52,7 @@ function pgUrl(schema: string): string {
 }
 
 function keel(...args: string[]): { code: number | null; out: string } {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const result = spawnSync(process.execPath, [...KEEL_CLI, ...args], {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 120_000,

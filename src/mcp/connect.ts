@@ -1,16 +1,13 @@
 // Opens an MCP client for one server of one tenant: the operator's declaration for stdio
 // (cleared environment plus the declared variables), or the tenant's URL for streamable
 // HTTP (the public-web boundary, headers from the tenant's secrets). The SDK speaks the
-// protocol; nothing here writes a JSON-RPC message by hand.
+// protocol; nothing here writes a JSON-RPC message by hand. The SDK (with its own zod
+// schemas, ~0.5 s of CPU to load) is imported on the first connect, so a keel whose
+// tenants use no MCP server never loads it.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  DEFAULT_INHERITED_ENV_VARS,
-  StdioClientTransport,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent as UndiciAgent } from 'undici';
 import type { McpSettings } from '../config.ts';
 import { KeelError } from '../errors.ts';
 import type { SecretStore } from '../store/store.ts';
@@ -69,9 +66,12 @@ export function scrubSecrets(text: string, values: readonly string[]): string {
  * environment to whatever it is given; an undefined value makes node's spawn leave the
  * variable out, so only the declared variables reach the server.
  */
-function clearedEnvironment(declared: Record<string, string>): Record<string, string> {
+function clearedEnvironment(
+  inherited: readonly string[],
+  declared: Record<string, string>,
+): Record<string, string> {
   const env: Record<string, string | undefined> = {};
-  for (const name of DEFAULT_INHERITED_ENV_VARS) env[name] = undefined;
+  for (const name of inherited) env[name] = undefined;
   return { ...env, ...declared } as Record<string, string>;
 }
 
@@ -109,9 +109,10 @@ async function checkPublicUrl(
 }
 
 /** fetch whose connections go to the checked address (no DNS change between check and connect). */
-function pinnedFetch(address: ParsedAddress): FetchLike {
+async function pinnedFetch(address: ParsedAddress): Promise<FetchLike> {
+  const { Agent, fetch: undiciFetch } = await import('undici');
   const dispatcher = new Agent({
-    connect: { lookup: pinnedLookup(address) } as unknown as Agent.Options['connect'],
+    connect: { lookup: pinnedLookup(address) } as unknown as UndiciAgent.Options['connect'],
   });
   return (input, init) =>
     undiciFetch(input as string | URL, {
@@ -176,12 +177,15 @@ export async function openClient(
   let tail = '';
   let pid: () => number | null = () => null;
   let secrets: string[] = [];
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   if (transport.type === 'stdio') {
     const declared = stdioDeclaration(deps.settings, tenant, transport.server);
+    const { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } =
+      await import('@modelcontextprotocol/sdk/client/stdio.js');
     const stdio = new StdioClientTransport({
       command: declared.command,
       args: declared.args,
-      env: clearedEnvironment(declared.env),
+      env: clearedEnvironment(DEFAULT_INHERITED_ENV_VARS, declared.env),
       stderr: 'pipe',
       maxBufferSize: deps.settings.max_message_bytes,
     } as ConstructorParameters<typeof StdioClientTransport>[0]);
@@ -195,10 +199,12 @@ export async function openClient(
     const pinned = await checkPublicUrl(url, deps.settings.allow_hosts);
     const headers = await secretHeaders(deps, tenant, transport.headers_from);
     secrets = Object.values(headers);
+    const { StreamableHTTPClientTransport } =
+      await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     // Redirects stay within the origin (the SDK's default policy), so they stay pinned.
     wire = new StreamableHTTPClientTransport(url, {
       requestInit: { headers },
-      ...(pinned && { fetch: pinnedFetch(pinned) }),
+      ...(pinned && { fetch: await pinnedFetch(pinned) }),
     });
   }
   const client = new Client({ name: 'keel', version: '1' }, { capabilities: {} });

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteStore } from '../../src/store/sqlite/index.ts';
+import { KEEL_CLI } from './keel-cli.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -26,7 +27,7 @@ export async function serveKeel(
   for (const [key, value] of Object.entries(process.env)) {
     if (!key.startsWith('KEEL_')) env[key] = value;
   }
-  const args = ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--listen', '127.0.0.1:0'];
+  const args = [...KEEL_CLI, 'serve', '--listen', '127.0.0.1:0'];
   args.push('--data-dir', dataDir, '--config', config);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,

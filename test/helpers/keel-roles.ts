@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_ONLY_ENV } from '../../src/config.ts';
+import { KEEL_CLI } from './keel-cli.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -38,8 +39,10 @@ export class RoleProcesses {
     // Test-only switches (the effect sink's tools) reach keel only through the test
     // entry; without them, the real `keel serve` runs.
     const testOnly = TEST_ONLY_ENV.some((name) => options.env?.[name] !== undefined);
-    const entry = testOnly ? ['test/helpers/keel-test-serve.ts'] : ['src/cli/main.ts', 'serve'];
-    const args = ['--import', 'tsx', ...entry, '--role', role];
+    const entry = testOnly
+      ? ['--import', 'tsx', 'test/helpers/keel-test-serve.ts']
+      : [...KEEL_CLI, 'serve'];
+    const args = [...entry, '--role', role];
     args.push('--listen', '127.0.0.1:0', '--store-url', storeUrl);
     if (options.config) args.push('--config', options.config);
     const child = spawn(process.execPath, args, {
