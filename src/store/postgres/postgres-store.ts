@@ -89,6 +89,7 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
+import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
@@ -371,10 +372,10 @@ export class PostgresStore implements Store {
     input: ScheduleWrite,
     owner?: ScheduleOwner,
   ): Promise<{ schedule: Schedule; created: boolean }> {
-    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+    return write(this.ctx, (tx) => sharedSchedules.putSchedule(tx, tenant, name, input, owner));
   }
   getSchedule(tenant: string, name: string): Promise<Schedule | null> {
-    return schedules.getSchedule(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => sharedSchedules.getSchedule(db, tenant, name));
   }
   listSchedules(
     tenant: string,
@@ -382,10 +383,10 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Schedule>> {
-    return schedules.listSchedules(this.ctx.read, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedSchedules.listSchedules(db, tenant, filter, limit, cursor));
   }
   deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
-    return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+    return write(this.ctx, (tx) => sharedSchedules.deleteSchedule(tx, tenant, name, owner));
   }
   recordSchedulerBeat(holder: string): Promise<void> {
     return heartbeat.recordSchedulerBeat(this.ctx, holder);

@@ -91,6 +91,7 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
+import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
@@ -414,10 +415,10 @@ export class SqliteStore implements Store {
     input: ScheduleWrite,
     owner?: ScheduleOwner,
   ): Promise<{ schedule: Schedule; created: boolean }> {
-    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+    return write(this.ctx, (tx) => sharedSchedules.putSchedule(tx, tenant, name, input, owner));
   }
   async getSchedule(tenant: string, name: string): Promise<Schedule | null> {
-    return schedules.getSchedule(this.ctx, tenant, name);
+    return read(this.ctx, (db) => sharedSchedules.getSchedule(db, tenant, name));
   }
   async listSchedules(
     tenant: string,
@@ -425,11 +426,11 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Schedule>> {
-    return schedules.listSchedules(this.ctx, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedSchedules.listSchedules(db, tenant, filter, limit, cursor));
   }
   async deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() =>
-      schedules.deleteSchedule(this.ctx, tenant, name, owner),
+      write(this.ctx, (tx) => sharedSchedules.deleteSchedule(tx, tenant, name, owner)),
     );
   }
   async recordSchedulerBeat(holder: string): Promise<void> {
