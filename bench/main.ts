@@ -14,6 +14,7 @@ import { runScaleBench } from './scale.ts';
 import { runTelemetryBench } from './telemetry.ts';
 import { runTenantExportBench } from './tenant-export.ts';
 import { runSoakBench } from './soak.ts';
+import { runStorePortBench } from './store-port.ts';
 import { runTurnsBench, runTurnsPostgresBench } from './turns.ts';
 import { runWasmBench } from './wasm.ts';
 
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   scale: runScaleBench,
   fairness: runFairnessBench,
   soak: runSoakBench,
+  'store-port': runStorePortBench,
   wasm: runWasmBench,
   telemetry: runTelemetryBench,
   'tenant-export': runTenantExportBench,
