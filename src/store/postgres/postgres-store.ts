@@ -82,6 +82,7 @@ import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
+import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
@@ -405,10 +406,10 @@ export class PostgresStore implements Store {
     return memory.putMemory(this.ctx, input);
   }
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
-    return memory.getMemory(this.ctx.read, tenant, namespace, id);
+    return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
   }
   deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
-    return memory.deleteMemory(this.ctx, tenant, namespace, id);
+    return write(this.ctx, (tx) => sharedMemory.deleteMemory(tx, tenant, namespace, id));
   }
   listMemory(
     tenant: string,
@@ -416,7 +417,7 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<MemoryFact>> {
-    return memory.listMemory(this.ctx.read, tenant, namespace, limit, cursor);
+    return read(this.ctx, (db) => sharedMemory.listMemory(db, tenant, namespace, limit, cursor));
   }
   searchMemoryLexical(
     tenant: string,

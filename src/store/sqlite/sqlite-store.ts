@@ -71,6 +71,7 @@ import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
+import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import type { EntryPage } from '../rules/keyset.ts';
@@ -451,10 +452,12 @@ export class SqliteStore implements Store {
     return memory.putMemory(this.ctx, input);
   }
   async getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
-    return memory.getMemory(this.ctx, tenant, namespace, id);
+    return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
   }
   async deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => memory.deleteMemory(this.ctx, tenant, namespace, id));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => sharedMemory.deleteMemory(tx, tenant, namespace, id)),
+    );
   }
   async listMemory(
     tenant: string,
@@ -462,7 +465,7 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<MemoryFact>> {
-    return memory.listMemory(this.ctx, tenant, namespace, limit, cursor);
+    return read(this.ctx, (db) => sharedMemory.listMemory(db, tenant, namespace, limit, cursor));
   }
   async searchMemoryLexical(
     tenant: string,
