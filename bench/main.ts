@@ -15,6 +15,7 @@ import { runTelemetryBench } from './telemetry.ts';
 import { runTenantExportBench } from './tenant-export.ts';
 import { runSoakBench } from './soak.ts';
 import { runStreamLatencyBench } from './stream-latency.ts';
+import { runStorePortBench } from './store-port.ts';
 import { runTurnsBench, runTurnsPostgresBench } from './turns.ts';
 import { runWasmBench } from './wasm.ts';
 
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, () => Promise<void>> = {
   fairness: runFairnessBench,
   soak: runSoakBench,
   'stream-latency': runStreamLatencyBench,
+  'store-port': runStorePortBench,
   wasm: runWasmBench,
   telemetry: runTelemetryBench,
   'tenant-export': runTenantExportBench,

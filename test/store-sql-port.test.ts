@@ -12,6 +12,12 @@ import { fromBoundText, join as joinSql, limitOf, raw, sql } from '../src/store/
 import { postgresDialect } from '../src/store/postgres/dialect.ts';
 import { sqliteDialect } from '../src/store/sqlite/dialect.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import type { StoreContext } from '../src/store/sqlite/context.ts';
+import { drive as driveSqlite } from '../src/store/sqlite/steps.ts';
+import type { Sql } from '../src/store/postgres/context.ts';
+import { drive as drivePostgres } from '../src/store/postgres/steps.ts';
+import type { Dialect } from '../src/store/sql/dialect.ts';
+import { Writes } from '../src/store/sql/steps.ts';
 
 describe('sql port: one query, two dialects', () => {
   const tenant = 'acme';
@@ -83,5 +89,60 @@ describe('sql port on SQLite: the shared upsert', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('sql port: a call into per-backend code inside a shared write', () => {
+  // Only call steps here, so the drivers never touch their connection.
+  const noSqlite = {} as StoreContext;
+  const noPostgres = {} as Sql;
+  function* enqueueOrSkip(tx: Writes, enqueue: () => number | Promise<number>) {
+    try {
+      return `fired ${yield* tx.call(enqueue)}`;
+    } catch (error) {
+      return `skipped: ${(error as Error).message}`;
+    }
+  }
+  const writes = (dialect: Dialect) => new Writes(dialect, 0, []);
+
+  it('hands the result back, or throws the error where the shared write can catch it', async () => {
+    assert.equal(
+      driveSqlite(
+        noSqlite,
+        enqueueOrSkip(writes(sqliteDialect), () => 7),
+      ),
+      'fired 7',
+    );
+    assert.equal(
+      await drivePostgres(
+        noPostgres,
+        enqueueOrSkip(writes(postgresDialect), async () => 7),
+      ),
+      'fired 7',
+    );
+    const full = () => {
+      throw new Error('queue full');
+    };
+    assert.equal(
+      driveSqlite(noSqlite, enqueueOrSkip(writes(sqliteDialect), full)),
+      'skipped: queue full',
+    );
+    assert.equal(
+      await drivePostgres(
+        noPostgres,
+        enqueueOrSkip(writes(postgresDialect), () => Promise.reject(new Error('queue full'))),
+      ),
+      'skipped: queue full',
+    );
+  });
+
+  it('refuses an asynchronous call inside a SQLite write', () => {
+    assert.equal(
+      driveSqlite(
+        noSqlite,
+        enqueueOrSkip(writes(sqliteDialect), async () => 7),
+      ),
+      'skipped: a SQLite write cannot await',
+    );
   });
 });

@@ -1,5 +1,6 @@
-// Memory facts on PostgreSQL: put/get/delete, keyset listing with cursors bound to
-// tenant + namespace, and the reindex reads/writes. The vector is a real[] column on
+// Memory facts on PostgreSQL: putting a fact with its vector and the
+// reindex reads/writes (reading, listing and deleting are shared:
+// ../repositories/memory.ts). The vector is a real[] column on
 // the fact row with its embedder and dimension, so it goes with the fact and a search
 // can only ever compare vectors of one embedder (memory-search.ts).
 
@@ -10,12 +11,10 @@ import type {
   MemoryStaleFact,
   MemoryVector,
   MemoryVectorUpdate,
-  Page,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
-import { decodeListCursor } from './rows.ts';
 import type { MemoryFactRow } from '../rules/memory.ts';
-import { checkVector, memoryPage, toMemoryFact, toStaleFact } from '../rules/memory.ts';
+import { checkVector, toMemoryFact, toStaleFact } from '../rules/memory.ts';
 import { requireStorageQuota, requireTenant } from './guards.ts';
 import { memoryFactBytes } from '../rules/tenant-usage.ts';
 
@@ -73,51 +72,6 @@ export async function putMemory(
     await writeVector(tx, fact.fact_id, input.vector);
     return { fact: toMemoryFact(fact), created: inserted !== undefined };
   });
-}
-
-export async function getMemory(
-  sql: Sql,
-  tenant: string,
-  namespace: string,
-  id: string,
-): Promise<MemoryFact | null> {
-  const row = await sql.one<MemoryRow>(
-    `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id = $3`,
-    [tenant, namespace, id],
-  );
-  return row ? toMemoryFact(row) : null;
-}
-
-export async function deleteMemory(
-  ctx: PgContext,
-  tenant: string,
-  namespace: string,
-  id: string,
-): Promise<boolean> {
-  return ctx.write(
-    async (tx) =>
-      (await tx.count('DELETE FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id = $3', [
-        tenant,
-        namespace,
-        id,
-      ])) > 0,
-  );
-}
-
-export async function listMemory(
-  sql: Sql,
-  tenant: string,
-  namespace: string,
-  limit: number,
-  cursor?: string,
-): Promise<Page<MemoryFact>> {
-  const after = cursor === undefined ? '' : decodeListCursor(cursor, tenant, namespace);
-  const rows = await sql.rows<MemoryRow>(
-    `SELECT ${FACT_COLUMNS} FROM memory_facts WHERE tenant = $1 AND namespace = $2 AND id > $3
-     ORDER BY id LIMIT $4`,
-    [tenant, namespace, after, limit + 1],
-  );
-  return memoryPage(rows, limit, tenant, namespace);
 }
 
 export async function staleMemoryCounts(

@@ -82,6 +82,7 @@ import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
+import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
@@ -89,6 +90,7 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
+import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
@@ -371,10 +373,10 @@ export class PostgresStore implements Store {
     input: ScheduleWrite,
     owner?: ScheduleOwner,
   ): Promise<{ schedule: Schedule; created: boolean }> {
-    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+    return write(this.ctx, (tx) => sharedSchedules.putSchedule(tx, tenant, name, input, owner));
   }
   getSchedule(tenant: string, name: string): Promise<Schedule | null> {
-    return schedules.getSchedule(this.ctx.read, tenant, name);
+    return read(this.ctx, (db) => sharedSchedules.getSchedule(db, tenant, name));
   }
   listSchedules(
     tenant: string,
@@ -382,10 +384,10 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Schedule>> {
-    return schedules.listSchedules(this.ctx.read, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedSchedules.listSchedules(db, tenant, filter, limit, cursor));
   }
   deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
-    return schedules.deleteSchedule(this.ctx, tenant, name, owner);
+    return write(this.ctx, (tx) => sharedSchedules.deleteSchedule(tx, tenant, name, owner));
   }
   recordSchedulerBeat(holder: string): Promise<void> {
     return heartbeat.recordSchedulerBeat(this.ctx, holder);
@@ -404,10 +406,10 @@ export class PostgresStore implements Store {
     return memory.putMemory(this.ctx, input);
   }
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
-    return memory.getMemory(this.ctx.read, tenant, namespace, id);
+    return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
   }
   deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
-    return memory.deleteMemory(this.ctx, tenant, namespace, id);
+    return write(this.ctx, (tx) => sharedMemory.deleteMemory(tx, tenant, namespace, id));
   }
   listMemory(
     tenant: string,
@@ -415,7 +417,7 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<MemoryFact>> {
-    return memory.listMemory(this.ctx.read, tenant, namespace, limit, cursor);
+    return read(this.ctx, (db) => sharedMemory.listMemory(db, tenant, namespace, limit, cursor));
   }
   searchMemoryLexical(
     tenant: string,

@@ -8,7 +8,8 @@ import { postgresDialect } from './dialect.ts';
 
 const reads = new Reads(postgresDialect);
 
-function runStep(runner: Sql, step: Step): Promise<unknown> {
+async function runStep(runner: Sql, step: Step): Promise<unknown> {
+  if (step.kind === 'call') return step.work();
   const text = postgresDialect.text(step.query);
   const values = step.query.values as SqlParam[];
   if (step.kind === 'rows') return runner.rows(text, values);

@@ -4,8 +4,11 @@ import type { CountQuota } from './tenant-fairness.ts';
 
 export type NamedRowTable = 'mcp_servers' | 'tenant_secrets' | 'tenant_webhooks' | 'wasm_tools';
 
-/** Tables whose rows a count quota bounds: the named rows and agents, each keyed by name. */
-export type CountedTable = NamedRowTable | 'agents';
+/**
+ * Tables whose rows a count quota bounds: the named rows, agents and schedules, each
+ * keyed by name.
+ */
+export type CountedTable = NamedRowTable | 'agents' | 'schedules';
 
 /** The [tenant_limits] quota each counted table answers to. */
 export const QUOTA_OF_TABLE: Readonly<Record<CountedTable, CountQuota>> = {
@@ -14,4 +17,5 @@ export const QUOTA_OF_TABLE: Readonly<Record<CountedTable, CountQuota>> = {
   tenant_secrets: 'secrets',
   tenant_webhooks: 'webhooks',
   wasm_tools: 'wasm_tools',
+  schedules: 'schedules',
 };

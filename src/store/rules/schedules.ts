@@ -1,6 +1,6 @@
 // The schedule rules both backends share: who may touch a schedule, how a schedule's
 // columns are written, when a fire is stale (someone got there first), and what a fire
-// returns. The SQL, the locks and the boolean column type differ between backends.
+// returns (the SQL is shared too: ../repositories/schedules.ts).
 
 import { KeelError } from '../../errors.ts';
 import type { EnqueueResult, ScheduleFireInput, ScheduleFireResult } from '../store.ts';
@@ -36,25 +36,19 @@ export function requireOwned(
   }
 }
 
-/**
- * agent, scope, payload, timing, misfire, delivery_destination, enabled, next_fire_at
- * of a put; `enabled` as the backend stores booleans.
- */
-export function scheduleValues<B>(
-  input: ScheduleWrite,
-  bool: (value: boolean) => B,
-): (string | number | null | B)[] {
+/** The columns a put writes; the backend's dialect binds `enabled` (SQLite: 0/1). */
+export function scheduleValues(input: ScheduleWrite) {
   const { kind: _kind, ...timingFields } = input.timing;
-  return [
-    input.agent,
-    input.scope,
-    JSON.stringify(input.payload),
-    JSON.stringify({ kind: input.timing.kind, ...timingFields }),
-    input.misfire,
-    input.delivery?.destination ?? null,
-    bool(input.enabled),
-    input.enabled ? msOrNull(input.next_fire_at) : null,
-  ];
+  return {
+    agent: input.agent,
+    scope: input.scope,
+    payload: JSON.stringify(input.payload),
+    timing: JSON.stringify({ kind: input.timing.kind, ...timingFields }),
+    misfire: input.misfire,
+    destination: input.delivery?.destination ?? null,
+    enabled: input.enabled,
+    nextFireAt: input.enabled ? msOrNull(input.next_fire_at) : null,
+  };
 }
 
 /**

@@ -9,11 +9,14 @@ import type { StoreChange } from '../store.ts';
 import type { Dialect } from './dialect.ts';
 import type { Query } from './query.ts';
 
-/** One statement for the driver: all rows, the first row, or the count of changed rows. */
-export interface Step {
-  readonly kind: 'rows' | 'one' | 'run';
-  readonly query: Query;
-}
+/**
+ * One statement for the driver (all rows, the first row, or the count of changed rows),
+ * or a call into code still written per backend that must run inside the same
+ * transaction (Writes.call).
+ */
+export type Step =
+  | { readonly kind: 'rows' | 'one' | 'run'; readonly query: Query }
+  | { readonly kind: 'call'; readonly work: () => unknown };
 
 /** A repository operation: yields Steps, returns T. Composes with `yield*`. */
 export type Op<T> = Generator<Step, T, unknown>;
@@ -45,6 +48,15 @@ export class Writes extends Reads {
   /** Runs an INSERT, UPDATE or DELETE; the number of rows it changed. */
   *run(query: Query): Op<number> {
     return (yield { kind: 'run', query }) as number;
+  }
+
+  /**
+   * Runs `work` inside this transaction and hands back its result, or throws its error
+   * here: for a write still written per backend that a shared one nests (a schedule's
+   * fire enqueues its run). On SQLite `work` must be synchronous (the write is).
+   */
+  *call<T>(work: () => T | Promise<T>): Op<T> {
+    return (yield { kind: 'call', work }) as T;
   }
 
   /** Makes this transaction's writes of `key` take turns with others' (Dialect.turnsOn). */

@@ -1,5 +1,6 @@
-// Memory facts on SQLite: put/get/delete, keyset listing with cursors bound to tenant +
-// namespace, and the reindex reads/writes. Vectors live in one sqlite-vec table per
+// Memory facts on SQLite: putting a fact with its vector and the
+// reindex reads/writes (reading, listing and deleting are shared:
+// ../repositories/memory.ts). Vectors live in one sqlite-vec table per
 // dimension (memory_vec_<dim>), partitioned by (tenant, namespace, embedder), so a KNN
 // query can only ever see vectors of one embedder (memory-search.ts).
 
@@ -10,18 +11,10 @@ import type {
   MemoryStaleFact,
   MemoryVector,
   MemoryVectorUpdate,
-  Page,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { decodeListCursor } from './rows.ts';
 import type { MemoryFactRow } from '../rules/memory.ts';
-import {
-  checkDimension,
-  checkVector,
-  memoryPage,
-  toMemoryFact,
-  toStaleFact,
-} from '../rules/memory.ts';
+import { checkDimension, checkVector, toMemoryFact, toStaleFact } from '../rules/memory.ts';
 import { requireStorageQuota, requireTenant } from './guards.ts';
 import { memoryFactBytes } from '../rules/tenant-usage.ts';
 
@@ -151,48 +144,6 @@ export function putMemory(
     writeVector(ctx, row, input.vector);
     return { fact: toMemoryFact(row), created: !existing };
   });
-}
-
-export function getMemory(
-  ctx: StoreContext,
-  tenant: string,
-  namespace: string,
-  id: string,
-): MemoryFact | null {
-  const row = factRow(ctx, tenant, namespace, id);
-  return row ? toMemoryFact(row) : null;
-}
-
-export function deleteMemory(
-  ctx: StoreContext,
-  tenant: string,
-  namespace: string,
-  id: string,
-): boolean {
-  // The FTS and vector rows go with it (triggers of 003_memory.sql and ensureVectorTable).
-  return ctx.write(
-    () =>
-      ctx
-        .sql('DELETE FROM memory_facts WHERE tenant = ? AND namespace = ? AND id = ?')
-        .run(tenant, namespace, id).changes > 0,
-  );
-}
-
-export function listMemory(
-  ctx: StoreContext,
-  tenant: string,
-  namespace: string,
-  limit: number,
-  cursor?: string,
-): Page<MemoryFact> {
-  const after = cursor === undefined ? '' : decodeListCursor(cursor, tenant, namespace);
-  const rows = ctx
-    .sql(
-      `SELECT * FROM memory_facts WHERE tenant = ? AND namespace = ? AND id > ?
-       ORDER BY id LIMIT CAST(? AS INTEGER)`,
-    )
-    .all(tenant, namespace, after, limit + 1) as MemoryRow[];
-  return memoryPage(rows, limit, tenant, namespace);
 }
 
 /**

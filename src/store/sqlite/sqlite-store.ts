@@ -71,6 +71,7 @@ import * as wasmTools from '../repositories/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
+import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import type { EntryPage } from '../rules/keyset.ts';
@@ -91,6 +92,7 @@ import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from './scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
+import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
@@ -414,10 +416,10 @@ export class SqliteStore implements Store {
     input: ScheduleWrite,
     owner?: ScheduleOwner,
   ): Promise<{ schedule: Schedule; created: boolean }> {
-    return schedules.putSchedule(this.ctx, tenant, name, input, owner);
+    return write(this.ctx, (tx) => sharedSchedules.putSchedule(tx, tenant, name, input, owner));
   }
   async getSchedule(tenant: string, name: string): Promise<Schedule | null> {
-    return schedules.getSchedule(this.ctx, tenant, name);
+    return read(this.ctx, (db) => sharedSchedules.getSchedule(db, tenant, name));
   }
   async listSchedules(
     tenant: string,
@@ -425,11 +427,11 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Schedule>> {
-    return schedules.listSchedules(this.ctx, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedSchedules.listSchedules(db, tenant, filter, limit, cursor));
   }
   async deleteSchedule(tenant: string, name: string, owner?: ScheduleOwner): Promise<boolean> {
     return this.ctx.disk.freeingSpace(() =>
-      schedules.deleteSchedule(this.ctx, tenant, name, owner),
+      write(this.ctx, (tx) => sharedSchedules.deleteSchedule(tx, tenant, name, owner)),
     );
   }
   async recordSchedulerBeat(holder: string): Promise<void> {
@@ -450,10 +452,12 @@ export class SqliteStore implements Store {
     return memory.putMemory(this.ctx, input);
   }
   async getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
-    return memory.getMemory(this.ctx, tenant, namespace, id);
+    return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
   }
   async deleteMemory(tenant: string, namespace: string, id: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => memory.deleteMemory(this.ctx, tenant, namespace, id));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => sharedMemory.deleteMemory(tx, tenant, namespace, id)),
+    );
   }
   async listMemory(
     tenant: string,
@@ -461,7 +465,7 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<MemoryFact>> {
-    return memory.listMemory(this.ctx, tenant, namespace, limit, cursor);
+    return read(this.ctx, (db) => sharedMemory.listMemory(db, tenant, namespace, limit, cursor));
   }
   async searchMemoryLexical(
     tenant: string,

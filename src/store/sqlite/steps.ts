@@ -11,6 +11,11 @@ import { sqliteDialect } from './dialect.ts';
 const reads = new Reads(sqliteDialect);
 
 function runStep(ctx: StoreContext, step: Step): unknown {
+  if (step.kind === 'call') {
+    const result = step.work();
+    if (result instanceof Promise) throw new Error('a SQLite write cannot await');
+    return result;
+  }
   const statement = ctx.sql(sqliteDialect.text(step.query));
   const values = step.query.values.map(sqliteDialect.value);
   if (step.kind === 'rows') return statement.all(...values);
