@@ -39,7 +39,7 @@ export async function runStorePortBench(): Promise<void> {
     const path = join(dir, 'keel.db');
     const db = openConnection({ path, durability: 'process' });
     applyMigrations(db, loadMigrations(), path, Date.now);
-    const ctx = new StoreContext(db, Date.now, inertFailpoints, new Set());
+    const ctx = new StoreContext(db, Date.now, inertFailpoints);
     ctx.write(() => {
       ctx
         .sql("INSERT INTO tenants (name, metadata, created_at, updated_at) VALUES (?, '{}', ?, ?)")

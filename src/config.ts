@@ -19,9 +19,9 @@ const providerSchema = z.strictObject({
   /** One model request, sent to last byte; past it MODEL_TIMEOUT (docs/providers.md). */
   timeout_ms: z.number().int().min(1000).max(3_600_000).optional(),
   /**
-   * true (default): streamed requests. false: non-streaming requests, for servers whose
-   * streaming is broken. "when-watched": streamed only while someone watches the run live
-   * (docs/agent-loop.md, Providers).
+   * "when-watched" (default): streamed only while someone watches the run live. true:
+   * every request streamed. false: non-streaming requests, for servers whose streaming is
+   * broken (docs/agent-loop.md, Providers).
    */
   stream: z
     .union([z.boolean(), z.literal('when-watched')], {

@@ -135,7 +135,7 @@ export function toTotals(row: Record<string, unknown> | undefined): UsageTotals 
   };
 }
 
-/** The row of the step boundary's check (repositories/usage.ts, budgetStateQuery). */
+/** The row of the step boundary's check (repositories/usage.ts, getBudgetState). */
 export function budgetStateOf(row: Record<string, unknown> | undefined): BudgetState {
   const nullable = (value: unknown) =>
     value === null || value === undefined ? null : Number(value);
