@@ -159,9 +159,9 @@ export type LiveEvent = {
     step: number;
     text: string;
     /**
-     * The call's whole text, sent by the SSE route to a subscriber that missed the call's
-     * deltas (src/api/routes/events.ts): it replaces what the client holds for the step
-     * (after a reconnect, part of it may already have arrived).
+     * The call's whole text, sent by the SSE route to a subscriber whose deltas of the call
+     * would not add up to it — it missed some or all of them, or got a failed attempt's
+     * (src/api/routes/events.ts): it replaces what the client holds for the step.
      */
     whole?: true;
   };

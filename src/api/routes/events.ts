@@ -4,11 +4,14 @@
 // trigger a read of the trace after the last sent seq, and live-only `model.delta`
 // chunks come from the in-process live events. Any number of subscribers per run.
 //
-// A subscriber that got none of a model call's deltas (it connected after the call, or
-// nobody watched and a provider with stream = "when-watched" asked for the whole answer)
-// gets the call's text as one `model.delta` with `whole: true` just before its
-// `model.response`: a client that builds the answer from deltas has all of it however
-// late it connected (and replaces, rather than appends to, a step's text on `whole`).
+// A subscriber gets each model call's complete text: just before the call's
+// `model.response`, if the deltas it was sent for that step (plus any still held) do not
+// add up to the response's text — it connected after the call or in the middle of it,
+// resumed with Last-Event-ID mid-call, got a failed attempt's partial deltas before a
+// retry's, or nobody watched and a provider with stream = "when-watched" asked for the
+// whole answer — it gets the call's text as one `model.delta` with `whole: true` instead
+// of the held deltas. A client that builds the answer from deltas replaces, rather than
+// appends to, a step's text on `whole`, so it has all of it however it connected.
 
 import { z } from 'zod';
 import { KeelError } from '../../errors.ts';
@@ -44,8 +47,8 @@ class RunFeed {
   private reading: Promise<void> | null = null;
   private readAgain = false;
   private readonly heldDeltas: LiveEvent[] = [];
-  /** Model steps this subscriber was sent a delta of. */
-  private readonly streamedSteps = new Set<number>();
+  /** Per model step not yet answered: the text of the deltas this subscriber was sent. */
+  private readonly sentText = new Map<number, string>();
   /**
    * Model steps whose response was sent: a delta of one that comes later (relayed from
    * another process, overtaken by the stored response) would repeat text already sent.
@@ -120,8 +123,9 @@ class RunFeed {
 
   /**
    * Before a call's response: the call's deltas still held (a read was in flight when they
-   * came; they were published before the response was stored) — or, when this subscriber
-   * was sent none of the call's deltas yet, the call's whole text as one delta instead.
+   * came; they were published before the response was stored) — or, when what this
+   * subscriber was sent of the call plus those would not be the response's text, the
+   * call's whole text as one delta instead.
    */
   private catchUp(event: TraceEvent): void {
     const { step, text } = event.data as { step?: unknown; text?: unknown };
@@ -132,15 +136,19 @@ class RunFeed {
       const delta = this.heldDeltas[index] as LiveEvent;
       if (delta.data.step === step) held.unshift(...this.heldDeltas.splice(index, 1));
     }
-    if (!this.streamedSteps.has(step) && typeof text === 'string' && text !== '') {
+    const wouldHave = (this.sentText.get(step) ?? '') + held.map((d) => d.data.text).join('');
+    if (typeof text === 'string' && text !== '' && wouldHave !== text) {
       this.sendDelta({ type: 'model.delta', data: { step, text, whole: true } });
-      return;
+    } else {
+      for (const delta of held) this.sendDelta(delta);
     }
-    for (const delta of held) this.sendDelta(delta);
+    // No later delta of an answered step is sent (see live), so its text is done with.
+    this.sentText.delete(step);
   }
 
   private sendDelta(event: LiveEvent): void {
-    this.streamedSteps.add(event.data.step);
+    const { step, text, whole } = event.data;
+    this.sentText.set(step, whole ? text : (this.sentText.get(step) ?? '') + text);
     this.sse.send(runEventMessage(event));
   }
 
