@@ -71,7 +71,10 @@ function serveOutcome(
 const KEEL_SERVE = ['--import', 'tsx', 'src/cli/main.ts', 'serve'];
 
 /** The tool names a tokenless keel started from `entry` lists for a fresh tenant. */
-async function toolNamesServed(entry: readonly string[], env: Record<string, string>): Promise<string[]> {
+async function toolNamesServed(
+  entry: readonly string[],
+  env: Record<string, string>,
+): Promise<string[]> {
   let names: string[] = [];
   const outcome = await serveOutcome(entry, env, async (url) => {
     const created = await fetch(`${url}/v1/tenants`, {
