@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { Run, TraceEvent } from '../src/types.ts';
+import { KEEL_TEST_SERVE } from './helpers/keel-test-serve-entry.ts';
 import { waitFor } from './helpers/wait-for.ts';
 import { freePort } from '../src/cli/demo-processes.ts';
 
@@ -46,9 +47,9 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 function runCli(
   args: string[],
   env: Record<string, string> = {},
-  entry = 'src/cli/main.ts',
+  entry: readonly string[] = ['--import', 'tsx', 'src/cli/main.ts'],
 ): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const child = spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,7 +76,7 @@ async function serve(dataDir: string, env: Record<string, string> = {}): Promise
   const child =
     env.KEEL_FAILPOINTS === undefined
       ? runCli(['serve', ...flags], env)
-      : runCli(flags, env, 'test/helpers/keel-test-serve.ts');
+      : runCli(flags, env, KEEL_TEST_SERVE);
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const exited = exitOf(child);

@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { KEEL_TEST_SERVE } from './helpers/keel-test-serve-entry.ts';
 import { SEEDED_BUGS } from './helpers/seeded-bugs.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -34,7 +35,7 @@ function tempDir(): string {
  * line (then it is killed: it served) or exits on its own.
  */
 function serveOutcome(
-  entry: string[],
+  entry: readonly string[],
   env: Record<string, string>,
   whileServing: (url: string) => Promise<void> = async () => {},
 ): Promise<{ served: boolean; code: number | null; stderr: string; failure?: unknown }> {
@@ -42,7 +43,7 @@ function serveOutcome(
     Object.entries(process.env).filter(([key]) => !key.startsWith('KEEL_')),
   );
   const args = [...entry, '--listen', '127.0.0.1:0', '--data-dir', tempDir()];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: { ...clean, KEEL_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -67,10 +68,13 @@ function serveOutcome(
   );
 }
 
-const KEEL_SERVE = ['src/cli/main.ts', 'serve'];
+const KEEL_SERVE = ['--import', 'tsx', 'src/cli/main.ts', 'serve'];
 
 /** The tool names a tokenless keel started from `entry` lists for a fresh tenant. */
-async function toolNamesServed(entry: string[], env: Record<string, string>): Promise<string[]> {
+async function toolNamesServed(
+  entry: readonly string[],
+  env: Record<string, string>,
+): Promise<string[]> {
   let names: string[] = [];
   const outcome = await serveOutcome(entry, env, async (url) => {
     const created = await fetch(`${url}/v1/tenants`, {
@@ -88,7 +92,7 @@ async function toolNamesServed(entry: string[], env: Record<string, string>): Pr
   if (outcome.failure) throw outcome.failure;
   return names;
 }
-const TEST_SERVE = ['test/helpers/keel-test-serve.ts'];
+const TEST_SERVE = KEEL_TEST_SERVE;
 
 describe('test-only switches', () => {
   it('a real keel serve with KEEL_TEST_SEEDED_BUGS=no_fencing refuses to start', async () => {

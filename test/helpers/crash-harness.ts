@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { KEEL_TEST_SERVE } from './keel-test-serve-entry.ts';
 import type { CrashBackend } from './crash-backend.ts';
 import { sqliteCrashBackend } from './crash-backend.ts';
 import type { Findings, SinkEffect } from './crash-checks.ts';
@@ -76,7 +77,7 @@ function spawnTracked(
   env: Record<string, string>,
   stdin: 'ignore' | 'pipe' = 'ignore',
 ): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: childEnv(env),
     stdio: [stdin, 'pipe', 'pipe'],
@@ -124,7 +125,7 @@ export interface EffectSink {
 
 export async function startEffectSink(): Promise<EffectSink> {
   const log = join(tempDir('keel-sink-'), 'effects.jsonl');
-  const child = spawnTracked(['test/helpers/effect-sink.ts', log], {});
+  const child = spawnTracked(['--import', 'tsx', 'test/helpers/effect-sink.ts', log], {});
   const url = await readyLine(child, /effect-sink listening on (http:\/\/\S+)/, 'effect sink');
   return {
     url,
@@ -166,7 +167,7 @@ export async function serve(
   // Port 0: keel binds a free port itself and names it in its ready line. A port picked
   // here and bound later by the child could be taken in between (EADDRINUSE under load).
   const child = spawnTracked(
-    ['test/helpers/keel-test-serve.ts', '--listen', '127.0.0.1:0', '--data-dir', dataDir],
+    [...KEEL_TEST_SERVE, '--listen', '127.0.0.1:0', '--data-dir', dataDir],
     options.armable ? { ...env, KEEL_TEST_FAILPOINTS: '1', KEEL_TEST_FAILPOINTS_STDIN: '1' } : env,
     options.armable ? 'pipe' : 'ignore',
   );

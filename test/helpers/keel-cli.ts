@@ -12,7 +12,8 @@ import { sourceDigest } from '../../bin/source-digest.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-function builtFromTheseSources(): boolean {
+/** dist/.build-stamp records the digest src/ has now. */
+export function builtFromTheseSources(): boolean {
   let stamp: string;
   try {
     stamp = readFileSync(`${ROOT}dist/.build-stamp`, 'utf8');

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TEST_ONLY_ENV } from '../../src/config.ts';
 import { KEEL_CLI } from './keel-cli.ts';
+import { KEEL_TEST_SERVE } from './keel-test-serve-entry.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -39,9 +40,7 @@ export class RoleProcesses {
     // Test-only switches (the effect sink's tools) reach keel only through the test
     // entry; without them, the real `keel serve` runs.
     const testOnly = TEST_ONLY_ENV.some((name) => options.env?.[name] !== undefined);
-    const entry = testOnly
-      ? ['--import', 'tsx', 'test/helpers/keel-test-serve.ts']
-      : [...KEEL_CLI, 'serve'];
+    const entry = testOnly ? KEEL_TEST_SERVE : [...KEEL_CLI, 'serve'];
     const args = [...entry, '--role', role];
     args.push('--listen', '127.0.0.1:0', '--store-url', storeUrl);
     if (options.config) args.push('--config', options.config);
