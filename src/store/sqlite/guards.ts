@@ -3,6 +3,7 @@
 
 import type { UsageKind } from '../rules/tenant-usage.ts';
 import * as guards from '../repositories/guards.ts';
+import type { StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { TenantRow } from './rows.ts';
 import { read, within } from './steps.ts';
@@ -14,11 +15,14 @@ export function requireTenant(ctx: StoreContext, name: string): TenantRow {
 /** Refuses growing the tenant's `kind` usage by `delta` past `limit`. */
 export function requireStorageQuota(
   ctx: StoreContext,
+  changes: StoreChange[],
   tenant: string,
   kind: UsageKind,
   delta: number,
   limit: number | null | undefined,
 ): void {
   if (limit === null || limit === undefined) return;
-  within(ctx, (tx) => guards.refuseStorageGrowth(tx, tenant, kind, delta, limit));
+  within(ctx, (tx) => guards.refuseStorageGrowth(tx, tenant, kind, delta, limit), {
+    changes,
+  });
 }

@@ -107,13 +107,14 @@ export function putMemory(
   ctx: StoreContext,
   input: MemoryPutInput,
 ): { fact: MemoryFact; created: boolean } {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, input.tenant);
     const existing = factRow(ctx, input.tenant, input.namespace, input.id);
     const now = ctx.now();
     const metadata = JSON.stringify(input.metadata);
     requireStorageQuota(
       ctx,
+      changes,
       input.tenant,
       'memory_bytes',
       memoryFactBytes(input.text, metadata) -
