@@ -12,17 +12,19 @@ export function requireTenant(ctx: StoreContext, name: string): TenantRow {
   return read(ctx, (db) => guards.requireTenant(db, name));
 }
 
-/** Refuses growing the tenant's `kind` usage by `delta` past `limit`. */
+/** guards.requireStorageQuota, with the replaced size read by `oldBytes` after the turn. */
 export function requireStorageQuota(
   ctx: StoreContext,
   changes: StoreChange[],
   tenant: string,
   kind: UsageKind,
-  delta: number,
+  newBytes: number,
+  oldBytes: () => number,
   limit: number | null | undefined,
 ): void {
-  if (limit === null || limit === undefined) return;
-  within(ctx, (tx) => guards.refuseStorageGrowth(tx, tenant, kind, delta, limit), {
-    changes,
-  });
+  within(
+    ctx,
+    (tx) => guards.requireStorageQuota(tx, tenant, kind, newBytes, () => tx.call(oldBytes), limit),
+    { changes },
+  );
 }

@@ -117,8 +117,8 @@ export function putMemory(
       changes,
       input.tenant,
       'memory_bytes',
-      memoryFactBytes(input.text, metadata) -
-        (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
+      memoryFactBytes(input.text, metadata),
+      () => (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
       input.max_bytes,
     );
     if (existing) {
