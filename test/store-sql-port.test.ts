@@ -13,10 +13,11 @@ import { postgresDialect } from '../src/store/postgres/dialect.ts';
 import { sqliteDialect } from '../src/store/sqlite/dialect.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { StoreContext } from '../src/store/sqlite/context.ts';
-import { drive as driveSqlite } from '../src/store/sqlite/steps.ts';
+import { drive as driveSqlite, within as withinSqlite } from '../src/store/sqlite/steps.ts';
 import type { Sql } from '../src/store/postgres/context.ts';
 import { drive as drivePostgres } from '../src/store/postgres/steps.ts';
 import type { Dialect } from '../src/store/sql/dialect.ts';
+import type { StoreChange } from '../src/store/store.ts';
 import { Writes } from '../src/store/sql/steps.ts';
 
 describe('sql port: one query, two dialects', () => {
@@ -144,5 +145,18 @@ describe('sql port: a call into per-backend code inside a shared write', () => {
       ),
       'skipped: a SQLite write cannot await',
     );
+  });
+
+  it("hands a shared step inside an open SQLite write that write's changes, never a spare list", () => {
+    const opened: StoreChange[] = [];
+    const change = { tenant: 'acme' } as unknown as StoreChange;
+    function* pushChange(tx: Writes) {
+      tx.changes.push(change);
+      return yield* tx.call(() => 1);
+    }
+    assert.equal(withinSqlite(noSqlite, pushChange, { now: 0, changes: opened }), 1);
+    assert.deepEqual(opened, [change]);
+    // @ts-expect-error without the open write's changes, a pushed change would be lost
+    assert.throws(() => withinSqlite(noSqlite, pushChange, { now: 0 }));
   });
 });

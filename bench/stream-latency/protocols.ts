@@ -9,6 +9,7 @@
 
 import type { Dispatcher } from 'undici';
 import { request } from 'undici';
+import { call } from '../turns/protocols.ts';
 
 export type StreamKind = 'direct' | 'keel' | 'langgraph' | 'mastra';
 
@@ -55,26 +56,6 @@ interface StreamProtocol {
     slot: RunSlot,
     started: number,
   ): Promise<StreamTiming>;
-}
-
-async function json(
-  dispatcher: Dispatcher,
-  method: 'GET' | 'POST',
-  url: string,
-  body?: unknown,
-): Promise<Record<string, unknown>> {
-  const response = await request(url, {
-    method,
-    dispatcher,
-    ...(body !== undefined && {
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }),
-  });
-  const text = await response.body.text();
-  if (response.statusCode >= 300)
-    throw new Error(`${method} ${url} → ${response.statusCode}: ${text.slice(0, 500)}`);
-  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /**
@@ -145,7 +126,7 @@ const keel: StreamProtocol = {
     const base = `${spec.url}/v1/tenants/bench`;
     // `follow`: the run counts as watched until this client's stream opens, so the
     // default provider (stream = "when-watched") streams its first model call.
-    const submitted = await json(dispatcher, 'POST', `${base}/turns`, {
+    const submitted = await call(dispatcher, 'POST', `${base}/turns`, {
       agent: 'agent',
       scope: slot.name,
       payload: { text: spec.text },
@@ -166,7 +147,7 @@ const langgraph: StreamProtocol = {
   async prepare(spec, dispatcher) {
     const threads: string[] = [];
     for (let i = 0; i < spec.warmup + spec.bursts * spec.runs; i++) {
-      const thread = await json(dispatcher, 'POST', `${spec.url}/threads`, {});
+      const thread = await call(dispatcher, 'POST', `${spec.url}/threads`, {});
       threads.push(String(thread.thread_id));
     }
     return threads;

@@ -43,7 +43,8 @@ function scopeName(spec: LoadSpec, index: number, phase: LoadPhase): string {
   return `${phase === 'warmup' ? 'warmup' : 'scope'}-${index % spec.scopes}`;
 }
 
-async function call(
+/** A JSON request to keel or a compared framework; a status of 300 or more throws. */
+export async function call(
   dispatcher: Dispatcher,
   method: 'GET' | 'POST',
   url: string,

@@ -3,14 +3,16 @@
 // from the installed packages. Everything is read once, when the API is built, and each
 // file is compressed once per encoding, on the first request that accepts it (brotli 11
 // costs over half a second of CPU for all files: paid by a keel whose console is opened,
-// not by every start); requests are answered from memory and only for the names listed
+// not by every start, and on zlib's thread pool, so runs and streams served meanwhile are
+// not held up); requests are answered from memory and only for the names listed
 // here, so no request path ever reaches the file system.
 
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KeelError } from '../errors.ts';
 
@@ -44,13 +46,19 @@ interface Asset {
   type: string;
   etag: string;
   identity: Buffer;
-  /** The compressed body, made on the first call for that encoding and kept. */
-  encoded(encoding: Encoding): Buffer;
+  /**
+   * The compressed body, started off the event loop on the first call for that encoding;
+   * the promise is kept, so concurrent first requests share one compression.
+   */
+  encoded(encoding: Encoding): Promise<Buffer>;
 }
 
-function compress(identity: Buffer, encoding: Encoding): Buffer {
-  if (encoding === 'gzip') return gzipSync(identity, { level: 9 });
-  return brotliCompressSync(identity, {
+const gzipAsync = promisify(gzip);
+const brotliAsync = promisify(brotliCompress);
+
+function compress(identity: Buffer, encoding: Encoding): Promise<Buffer> {
+  if (encoding === 'gzip') return gzipAsync(identity, { level: 9 });
+  return brotliAsync(identity, {
     params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length },
   });
 }
@@ -58,7 +66,7 @@ function compress(identity: Buffer, encoding: Encoding): Buffer {
 function asset(name: string, text: string): Asset {
   const identity = Buffer.from(text, 'utf8');
   const extension = name.slice(name.lastIndexOf('.'));
-  const compressed = new Map<Encoding, Buffer>();
+  const compressed = new Map<Encoding, Promise<Buffer>>();
   return {
     type: CONTENT_TYPES[extension] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(identity).digest('base64url').slice(0, 27)}"`,
@@ -68,6 +76,8 @@ function asset(name: string, text: string): Asset {
       if (!body) {
         body = compress(identity, encoding);
         compressed.set(encoding, body);
+        // A failed compression is not kept: the next request tries again.
+        body.catch(() => compressed.delete(encoding));
       }
       return body;
     },
@@ -131,7 +141,11 @@ function encodingFor(request: FastifyRequest): Encoding | null {
   return null;
 }
 
-function send(request: FastifyRequest, reply: FastifyReply, file: Asset): FastifyReply {
+async function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  file: Asset,
+): Promise<FastifyReply> {
   void reply
     .type(file.type)
     .header('content-security-policy', CONSOLE_CSP)
@@ -143,7 +157,8 @@ function send(request: FastifyRequest, reply: FastifyReply, file: Asset): Fastif
   if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
   const encoding = encodingFor(request);
   if (encoding === null) return reply.send(file.identity);
-  return reply.header('content-encoding', encoding).send(file.encoded(encoding));
+  const body = await file.encoded(encoding);
+  return reply.header('content-encoding', encoding).send(body);
 }
 
 export function consoleRoutes(app: FastifyInstance, assets: Map<string, Asset>): void {

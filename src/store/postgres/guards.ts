@@ -11,8 +11,8 @@ export function requireTenant(tx: Tx, name: string): Promise<TenantRow> {
   return within(tx, (writes) => guards.requireTenant(writes, name));
 }
 
-/** As guards.requireStorageQuota, with the replaced size read by `oldBytes` after the turn. */
-export async function requireStorageQuota(
+/** guards.requireStorageQuota, with the replaced size read by `oldBytes` after the turn. */
+export function requireStorageQuota(
   tx: Tx,
   tenant: string,
   kind: UsageKind,
@@ -20,8 +20,7 @@ export async function requireStorageQuota(
   oldBytes: () => Promise<number>,
   limit: number | null | undefined,
 ): Promise<void> {
-  if (limit === null || limit === undefined) return;
-  await within(tx, (writes) => guards.takeUsageTurn(writes, tenant));
-  const delta = newBytes - (await oldBytes());
-  await within(tx, (writes) => guards.refuseStorageGrowth(writes, tenant, kind, delta, limit));
+  return within(tx, (writes) =>
+    guards.requireStorageQuota(writes, tenant, kind, newBytes, () => writes.call(oldBytes), limit),
+  );
 }

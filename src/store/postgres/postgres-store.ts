@@ -79,6 +79,7 @@ import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
 import type { EntryPage } from '../rules/keyset.ts';
 import * as mcp from '../repositories/mcp.ts';
 import * as wasmTools from '../repositories/wasm-tools.ts';
+import { moduleDigest } from '../rules/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
 import { read, write } from './steps.ts';
 import * as memory from './memory.ts';
@@ -351,7 +352,8 @@ export class PostgresStore implements Store {
     path: string,
     input: ArtifactWrite,
   ): Promise<{ artifact: ArtifactStat; created: boolean }> {
-    return write(this.ctx, (tx) => artifacts.putArtifact(tx, tenant, path, input));
+    const sha256 = artifacts.artifactDigest(input.body);
+    return write(this.ctx, (tx) => artifacts.putArtifact(tx, tenant, path, input, sha256));
   }
   getArtifact(tenant: string, path: string): Promise<Artifact | null> {
     return read(this.ctx, (db) => artifacts.getArtifact(db, tenant, path));
@@ -466,7 +468,10 @@ export class PostgresStore implements Store {
     record: { manifest: JsonObject; module: Uint8Array },
     maxTools?: number,
   ): Promise<{ tool: WasmToolInfo; created: boolean }> {
-    return write(this.ctx, (tx) => wasmTools.putWasmTool(tx, tenant, name, record, maxTools));
+    const sha256 = moduleDigest(record.module);
+    return write(this.ctx, (tx) =>
+      wasmTools.putWasmTool(tx, tenant, name, record, sha256, maxTools),
+    );
   }
   getWasmTool(tenant: string, name: string): Promise<WasmToolRecord | null> {
     return read(this.ctx, (db) => wasmTools.getWasmTool(db, tenant, name));

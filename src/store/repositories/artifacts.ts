@@ -14,14 +14,24 @@ import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
 const STAT_COLUMNS = raw(ARTIFACT_STAT_COLUMNS);
 
+/**
+ * The sha256 a body is stored under. Callers hash before opening the write: hashing up to
+ * max_bytes inside it would hold the transaction (on PostgreSQL, a pooled connection in
+ * BEGIN) for the whole hash.
+ */
+export function artifactDigest(body: Uint8Array): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** `sha256` is artifactDigest(input.body), computed before the write. */
 export function* putArtifact(
   tx: Writes,
   tenant: string,
   path: string,
   input: ArtifactWrite,
+  sha256: string,
 ): Op<{ artifact: ArtifactStat; created: boolean }> {
   const body = Buffer.from(input.body.buffer, input.body.byteOffset, input.body.byteLength);
-  const sha256 = createHash('sha256').update(body).digest('hex');
   yield* requireTenant(tx, tenant);
   yield* requireStorageQuota(
     tx,

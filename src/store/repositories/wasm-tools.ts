@@ -4,12 +4,7 @@
 import type { JsonObject } from '../../types.ts';
 import type { WasmToolInfo, WasmToolRecord } from '../shapes.ts';
 import type { WasmToolInfoRow, WasmToolRow } from '../rules/wasm-tools.ts';
-import {
-  WASM_TOOL_INFO_COLUMNS,
-  moduleDigest,
-  toWasmTool,
-  toWasmToolInfo,
-} from '../rules/wasm-tools.ts';
+import { WASM_TOOL_INFO_COLUMNS, toWasmTool, toWasmToolInfo } from '../rules/wasm-tools.ts';
 import { WASM_TOOL_LIST } from '../rules/keyset.ts';
 import { resourceChange } from '../rules/resource-changes.ts';
 import { raw, sql } from '../sql/query.ts';
@@ -21,11 +16,16 @@ import { bumpedUpdatedAt, wasCreated } from './upsert.ts';
 
 const INFO_COLUMNS = raw(WASM_TOOL_INFO_COLUMNS);
 
+/**
+ * `sha256` is moduleDigest(record.module) (../rules/wasm-tools.ts), computed before the
+ * write so the transaction is never held open while the module is hashed.
+ */
 export function* putWasmTool(
   tx: Writes,
   tenant: string,
   name: string,
   record: { manifest: JsonObject; module: Uint8Array },
+  sha256: string,
   maxTools?: number,
 ): Op<{ tool: WasmToolInfo; created: boolean }> {
   const module = Buffer.from(
@@ -37,7 +37,7 @@ export function* putWasmTool(
   yield* refuseCreatePastQuota(tx, 'wasm_tools', tenant, name, maxTools);
   const row = yield* tx.one<WasmToolInfoRow>(
     sql`INSERT INTO wasm_tools (manifest, module, sha256, tenant, name, created_at, updated_at)
-        VALUES (${JSON.stringify(record.manifest)}, ${module}, ${moduleDigest(module)},
+        VALUES (${JSON.stringify(record.manifest)}, ${module}, ${sha256},
                 ${tenant}, ${name}, ${tx.now}, ${tx.now})
         ON CONFLICT (tenant, name) DO UPDATE
           SET manifest = excluded.manifest, module = excluded.module, sha256 = excluded.sha256,

@@ -3,6 +3,7 @@
 
 import type { UsageKind } from '../rules/tenant-usage.ts';
 import * as guards from '../repositories/guards.ts';
+import type { StoreChange } from '../store.ts';
 import type { StoreContext } from './context.ts';
 import type { TenantRow } from './rows.ts';
 import { read, within } from './steps.ts';
@@ -11,14 +12,19 @@ export function requireTenant(ctx: StoreContext, name: string): TenantRow {
   return read(ctx, (db) => guards.requireTenant(db, name));
 }
 
-/** Refuses growing the tenant's `kind` usage by `delta` past `limit`. */
+/** guards.requireStorageQuota, with the replaced size read by `oldBytes` after the turn. */
 export function requireStorageQuota(
   ctx: StoreContext,
+  changes: StoreChange[],
   tenant: string,
   kind: UsageKind,
-  delta: number,
+  newBytes: number,
+  oldBytes: () => number,
   limit: number | null | undefined,
 ): void {
-  if (limit === null || limit === undefined) return;
-  within(ctx, (tx) => guards.refuseStorageGrowth(tx, tenant, kind, delta, limit));
+  within(
+    ctx,
+    (tx) => guards.requireStorageQuota(tx, tenant, kind, newBytes, () => tx.call(oldBytes), limit),
+    { changes },
+  );
 }

@@ -107,17 +107,18 @@ export function putMemory(
   ctx: StoreContext,
   input: MemoryPutInput,
 ): { fact: MemoryFact; created: boolean } {
-  return ctx.write(() => {
+  return ctx.write((changes) => {
     requireTenant(ctx, input.tenant);
     const existing = factRow(ctx, input.tenant, input.namespace, input.id);
     const now = ctx.now();
     const metadata = JSON.stringify(input.metadata);
     requireStorageQuota(
       ctx,
+      changes,
       input.tenant,
       'memory_bytes',
-      memoryFactBytes(input.text, metadata) -
-        (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
+      memoryFactBytes(input.text, metadata),
+      () => (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
       input.max_bytes,
     );
     if (existing) {

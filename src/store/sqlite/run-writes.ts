@@ -66,7 +66,7 @@ export function appendProgress(
       .get(progressValues(progress), fence.run_id, fence.attempt) as
       { tenant: string; run_id: string; agent: string; scope: string } | undefined;
     if (!row) throw leaseLost(fence);
-    recordUsage(ctx, row, progress, now);
+    recordUsage(ctx, changes, row, progress, now);
     const entries = progress.entries?.length
       ? appendEntries(ctx, fence.run_id, fence.attempt, progress.entries, now)
       : [];
@@ -98,10 +98,19 @@ function recordSuccess(
   now: number,
 ): void {
   if (input.status !== 'succeeded') return;
-  appendTurnToThread(ctx, row, input.reply_text, input.context_window, now, input.steered_texts, {
-    ...(input.compactions && { compactions: input.compactions }),
-    ...(input.message_tokens && { message_tokens: input.message_tokens }),
-  });
+  appendTurnToThread(
+    ctx,
+    changes,
+    row,
+    input.reply_text,
+    input.context_window,
+    now,
+    input.steered_texts,
+    {
+      ...(input.compactions && { compactions: input.compactions }),
+      ...(input.message_tokens && { message_tokens: input.message_tokens }),
+    },
+  );
   if (row.delivery_destination !== null)
     insertDeliveryForRun(ctx, changes, row, row.delivery_destination, now);
 }

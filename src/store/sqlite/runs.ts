@@ -75,7 +75,7 @@ export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueRe
     }
     // A new turn past the tenant's daily budget is refused; a schedule's fire is not
     // (its run stops at its first step boundary), as on PostgreSQL.
-    if (input.source !== 'schedule') requireDailyBudget(ctx, input.tenant);
+    if (input.source !== 'schedule') requireDailyBudget(ctx, changes, input.tenant);
     const now = ctx.now();
     ctx
       .sql(

@@ -53,13 +53,14 @@ export function write<T>(ctx: StoreContext, operation: (tx: Writes) => Op<T>): T
 
 /**
  * A shared step inside a write this backend's own code already opened, with that
- * write's clock reading and changes.
+ * write's clock reading and changes. The changes are required: a step's change pushed
+ * anywhere but the open write's list would never be sent.
  */
 export function within<T>(
   ctx: StoreContext,
   operation: (tx: Writes) => Op<T>,
-  opened: { now?: number; changes?: StoreChange[] } = {},
+  opened: { now?: number; changes: StoreChange[] },
 ): T {
-  const tx = new Writes(sqliteDialect, opened.now ?? ctx.now(), opened.changes ?? []);
+  const tx = new Writes(sqliteDialect, opened.now ?? ctx.now(), opened.changes);
   return drive(ctx, operation(tx));
 }

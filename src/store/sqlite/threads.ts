@@ -2,6 +2,7 @@
 // (../repositories/threads.ts), in SQLite's synchronous write.
 
 import type { TurnExtras } from '../rules/threads.ts';
+import type { StoreChange } from '../store.ts';
 import * as threads from '../repositories/threads.ts';
 import type { StoreContext } from './context.ts';
 import type { RunRow } from './rows.ts';
@@ -9,6 +10,7 @@ import { within } from './steps.ts';
 
 export function appendTurnToThread(
   ctx: StoreContext,
+  changes: StoreChange[],
   run: RunRow,
   replyText: string,
   contextWindow: number,
@@ -19,6 +21,6 @@ export function appendTurnToThread(
   within(
     ctx,
     (tx) => threads.appendTurnToThread(tx, run, replyText, contextWindow, steeredTexts, turn),
-    { now },
+    { now, changes },
   );
 }
