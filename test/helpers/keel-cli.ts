@@ -12,8 +12,14 @@ import { sourceDigest } from '../../bin/source-digest.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/** dist/.build-stamp records the digest src/ has now. */
+/** dist/.build-stamp records the digest src/ has now (hashed once per test process). */
 export function builtFromTheseSources(): boolean {
+  built ??= stampMatchesSources();
+  return built;
+}
+let built: boolean | undefined;
+
+function stampMatchesSources(): boolean {
   let stamp: string;
   try {
     stamp = readFileSync(`${ROOT}dist/.build-stamp`, 'utf8');

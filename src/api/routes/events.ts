@@ -127,17 +127,19 @@ class RunFeed {
    * subscriber was sent of the call plus those would not be the response's text, the
    * call's whole text as one delta instead.
    */
-  private catchUp(event: TraceEvent): void {
-    const { step, text } = event.data as { step?: unknown; text?: unknown };
-    if (typeof step !== 'number') return;
+  private catchUp(event: Extract<TraceEvent, { type: 'model.response' }>): void {
+    const { step, text } = event.data;
     this.answeredSteps.add(step);
+    // One pass: this step's held deltas out (in order), the others kept.
     const held: LiveEvent[] = [];
-    for (let index = this.heldDeltas.length - 1; index >= 0; index--) {
-      const delta = this.heldDeltas[index] as LiveEvent;
-      if (delta.data.step === step) held.unshift(...this.heldDeltas.splice(index, 1));
+    let kept = 0;
+    for (const delta of this.heldDeltas) {
+      if (delta.data.step === step) held.push(delta);
+      else this.heldDeltas[kept++] = delta;
     }
+    this.heldDeltas.length = kept;
     const wouldHave = (this.sentText.get(step) ?? '') + held.map((d) => d.data.text).join('');
-    if (typeof text === 'string' && text !== '' && wouldHave !== text) {
+    if (text !== undefined && text !== '' && wouldHave !== text) {
       this.sendDelta({ type: 'model.delta', data: { step, text, whole: true } });
     } else {
       for (const delta of held) this.sendDelta(delta);
