@@ -38,7 +38,8 @@ export class Reads {
 export class Writes extends Reads {
   constructor(
     dialect: Dialect,
-    /** Milliseconds: this transaction's reading of the store clock. */
+    /** Milliseconds: the write's reading of the store clock (a step run inside an open
+     *  SQLite write without that reading reads the clock when the step starts). */
     readonly now: number,
     readonly changes: StoreChange[],
   ) {

@@ -39,7 +39,10 @@ export function drive<T>(ctx: StoreContext, op: Op<T>): T {
   return next.value;
 }
 
-/** A read outside a write. */
+/**
+ * A step that writes nothing: outside a write (it joins the read window), or inside one
+ * this backend's code already opened (`requireTenant` in the enqueue).
+ */
 export function read<T>(ctx: StoreContext, operation: (db: Reads) => Op<T>): T {
   return drive(ctx, operation(reads));
 }
