@@ -2,6 +2,8 @@
 // KEEL_TENANT, then defaults. The only place the CLI client reads the environment
 // (server settings stay in src/config.ts, which these commands never need).
 
+import { shellWord } from '../shell-word.ts';
+
 export interface ClientFlags {
   url?: string;
   token?: string;
@@ -36,11 +38,6 @@ export function loadClientConfig(
       ...(flags.url !== undefined && { url }),
     },
   };
-}
-
-/** A word as a POSIX shell reads it back: bare when it is safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { KeelError } from '../../errors.ts';
 import { quoteIdent } from './context.ts';
+import { shellWord } from '../../shell-word.ts';
 
 /** PostgreSQL's invalid_catalog_name: the database in the URL does not exist. */
 export function isMissingDatabase(error: unknown): boolean {
@@ -17,11 +18,6 @@ export function databaseOf(url: string): string {
   const parsed = new URL(url);
   const path = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
   return path || decodeURIComponent(parsed.username) || 'postgres';
-}
-
-/** A shell word: quoted only when it needs to be. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_.:/@-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The command an operator runs to create the database (never with the password). */
