@@ -28,6 +28,8 @@ import type {
   PendingApproval,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
+import * as shared from '../repositories/approvals.ts';
+import { within } from './steps.ts';
 import { insertApprovalDelivery } from './deliveries.ts';
 import { appendEvent, appendEvents } from './trace.ts';
 
@@ -178,11 +180,6 @@ export async function expireApprovals(ctx: PgContext, limit: number): Promise<nu
 }
 
 /** A waiting run that ends otherwise (cancel, agent deleted): its approvals close. */
-export async function cancelPendingApprovals(tx: Tx, runIds: readonly string[]): Promise<void> {
-  if (runIds.length === 0) return;
-  await tx.count(
-    `UPDATE approvals SET status = 'cancelled', decided_at = $1
-     WHERE run_id = ANY($2::text[]) AND status = 'pending'`,
-    [tx.now, runIds],
-  );
+export function cancelPendingApprovals(tx: Tx, runIds: readonly string[]): Promise<void> {
+  return within(tx, (writes) => shared.cancelPendingApprovals(writes, runIds));
 }

@@ -5,16 +5,12 @@
 
 import {
   ackTransition,
-  deliveryDueChange,
-  approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
   claimExpired,
   hashClaimToken,
   newClaimToken,
-  resultIdempotencyKey,
 } from '../rules/deliveries.ts';
-import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type {
   Approval,
@@ -24,6 +20,8 @@ import type {
   Page,
 } from '../store.ts';
 import type { PgContext, Sql, Tx } from './context.ts';
+import * as outbox from '../repositories/deliveries.ts';
+import { within } from './steps.ts';
 import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
@@ -31,39 +29,17 @@ import { toDelivery } from './rows.ts';
 import { CLAIM_ROUND, resourceChange } from '../rules/resource-changes.ts';
 
 /** Called by the finalization transaction: the run's one `result` delivery. */
-export async function insertDeliveryForRun(
-  tx: Tx,
-  run: RunRow,
-  destination: string,
-): Promise<void> {
-  const inserted = await tx.count(
-    `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
-       idempotency_key, next_attempt_at, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6)
-     ON CONFLICT DO NOTHING`,
-    [newId(), run.tenant, run.run_id, destination, resultIdempotencyKey(run.run_id), tx.now],
-  );
-  if (inserted > 0) {
-    tx.changes.push(deliveryDueChange(run.tenant, run.run_id, destination));
-  }
+export function insertDeliveryForRun(tx: Tx, run: RunRow, destination: string): Promise<void> {
+  return within(tx, (writes) => outbox.insertDeliveryForRun(writes, run, destination));
 }
 
 /** Called by the approval request's transaction when the turn has a destination. */
-export async function insertApprovalDelivery(
+export function insertApprovalDelivery(
   tx: Tx,
   approval: Approval,
   destination: string,
 ): Promise<void> {
-  const [key, callId, payload] = approvalDeliveryValues(approval);
-  const inserted = await tx.count(
-    `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
-       idempotency_key, next_attempt_at, created_at, updated_at, kind, call_id, payload)
-     VALUES ($1, $2, $3, $4, 'pending', 0, $5, $6, $6, $6, 'approval', $7, $8)
-     ON CONFLICT DO NOTHING`,
-    [newId(), approval.tenant, approval.run_id, destination, key, tx.now, callId, payload],
-  );
-  if (inserted > 0)
-    tx.changes.push(deliveryDueChange(approval.tenant, approval.run_id, destination));
+  return within(tx, (writes) => outbox.insertApprovalDelivery(writes, approval, destination));
 }
 
 /** A byte-prefix test without LIKE (a prefix may contain % or _). */

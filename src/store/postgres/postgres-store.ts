@@ -96,7 +96,7 @@ import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
-import * as trace from './trace.ts';
+import * as trace from '../repositories/trace.ts';
 import * as usage from '../repositories/usage.ts';
 import type * as usageRules from '../rules/usage.ts';
 
@@ -255,7 +255,7 @@ export class PostgresStore implements Store {
     return runWrites.appendProgress(this.ctx, fence, progress);
   }
   loadEntries(runId: string): Promise<RunEntry[]> {
-    return trace.loadEntries(this.ctx.read, runId);
+    return read(this.ctx, (db) => trace.loadEntries(db, runId));
   }
   finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
     return runWrites.finalizeRun(this.ctx, fence, input);
@@ -303,7 +303,7 @@ export class PostgresStore implements Store {
     afterSeq: number,
     limit: number,
   ): Promise<EntryPage<RunEntry> | null> {
-    return trace.getEntriesPage(this.ctx.read, tenant, runId, afterSeq, limit);
+    return read(this.ctx, (db) => trace.getEntriesPage(db, tenant, runId, afterSeq, limit));
   }
   getTrace(
     tenant: string,
@@ -311,7 +311,7 @@ export class PostgresStore implements Store {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null> {
-    return trace.getTrace(this.ctx.read, tenant, runId, afterSeq, limit);
+    return read(this.ctx, (db) => trace.getTrace(db, tenant, runId, afterSeq, limit));
   }
 
   listThreads(

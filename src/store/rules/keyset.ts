@@ -3,7 +3,8 @@
 // as "after this key", ordered by the key, one row more than the page to know whether
 // another page follows (pageOf in ../rows.ts). Only the parameter syntax differs between
 // the backends, so each passes `bind`. A run's entries page the same way by seq
-// (runEntriesPageSql), so reading a long run page by page reads each entry once.
+// (../repositories/trace.ts, seqPageOf), so reading a long run page by page reads each
+// entry once.
 
 import { decodeCursor } from '../rows.ts';
 import { WASM_TOOL_INFO_COLUMNS } from './wasm-tools.ts';
@@ -111,18 +112,6 @@ export function deliveryList(filter: { status?: string | undefined; run_id?: str
 export interface EntryPage<T> {
   items: T[];
   next_after: number | null;
-}
-
-/**
- * The SELECT of one page of a run's entries: seq after `after`, in seq order, one row
- * more than the page (seqPageOf). `bind` and `limitOf` as for keysetListSql.
- */
-export function runEntriesPageSql(
-  page: { runId: string; after: number; limit: number },
-  bind: (value: KeysetValue) => () => string,
-  limitOf: (param: string) => string = (param) => param,
-): string {
-  return `SELECT run_id, seq, attempt, kind, body, ts FROM run_entries WHERE run_id = ${bind(page.runId)()} AND seq > ${bind(page.after)()} ORDER BY seq LIMIT ${limitOf(bind(page.limit + 1)())}`;
 }
 
 /** A page from rows fetched with limit + 1, keyed by seq. */

@@ -27,4 +27,27 @@ export interface Dialect {
    * (a PostgreSQL advisory lock); null on SQLite, whose writes take turns anyway.
    */
   turnsOn(key: string): Query | null;
+  /** `column` is one of `values` (no row when the list is empty). */
+  inList(column: Query, values: readonly string[]): Query;
+  /**
+   * The statements that insert `insert.rows` into `insert.table` numbered on from the
+   * run's last `seq`, in order, each returning the `seq`s it inserted. PostgreSQL: one
+   * statement for all rows (one round trip to the server). SQLite: one statement per row
+   * with the same text (in-process, a statement costs about a µs, and a text per number
+   * of rows would be compiled again for every new count).
+   */
+  appendNumbered(insert: NumberedInsert): Query[];
+}
+
+/** Rows of an append-only table numbered per run (run_events, run_entries). */
+export interface NumberedInsert {
+  /** Fixed in the code, never from a caller. */
+  readonly table: 'run_events' | 'run_entries';
+  readonly runId: string;
+  /** Columns every row shares (the write's time, the attempt), in the order given. */
+  readonly shared: readonly (readonly [column: string, value: number])[];
+  /** The columns each row has its own text for. */
+  readonly columns: readonly string[];
+  /** One list of texts per row, in `columns` order. */
+  readonly rows: readonly (readonly string[])[];
 }

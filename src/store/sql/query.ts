@@ -4,7 +4,11 @@
 // PostgreSQL) when it runs the statement, so a repository names no parameter by
 // position.
 
-export type SqlValue = string | number | boolean | null | Buffer;
+/**
+ * A bound value. A list of texts binds as one value: a text[] on PostgreSQL, its JSON text
+ * on SQLite (read back with json_each); only the dialect's list helpers take one.
+ */
+export type SqlValue = string | number | boolean | null | Buffer | readonly string[];
 
 export interface Query {
   /** One more part than values: text before each value, and the text after the last. */

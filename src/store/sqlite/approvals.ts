@@ -27,6 +27,8 @@ import type {
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import * as shared from '../repositories/approvals.ts';
+import { within } from './steps.ts';
 import { insertApprovalDelivery } from './deliveries.ts';
 import { appendEvent, appendEvents } from './trace.ts';
 
@@ -198,9 +200,5 @@ export function expireApprovals(ctx: StoreContext, limit: number): number {
 
 /** A waiting run that ends otherwise (cancel, agent deleted): its approvals close. */
 export function cancelPendingApprovals(ctx: StoreContext, runIds: readonly string[]): void {
-  const now = ctx.now();
-  const statement = ctx.sql(
-    "UPDATE approvals SET status = 'cancelled', decided_at = ? WHERE run_id = ? AND status = 'pending'",
-  );
-  for (const runId of runIds) statement.run(now, runId);
+  within(ctx, (tx) => shared.cancelPendingApprovals(tx, runIds), { changes: [] });
 }

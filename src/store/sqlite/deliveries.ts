@@ -3,16 +3,12 @@
 
 import {
   ackTransition,
-  deliveryDueChange,
-  approvalDeliveryValues,
   retryTransition,
   claimedDelivery,
   claimExpired,
   hashClaimToken,
   newClaimToken,
-  resultIdempotencyKey,
 } from '../rules/deliveries.ts';
-import { newId } from '../../ids.ts';
 import type { ClaimedDelivery, Delivery } from '../../types.ts';
 import type {
   Approval,
@@ -23,6 +19,8 @@ import type {
   StoreChange,
 } from '../store.ts';
 import type { StoreContext } from './context.ts';
+import * as outbox from '../repositories/deliveries.ts';
+import { within } from './steps.ts';
 import { listByKey } from './keyset.ts';
 import { deliveryList } from '../rules/keyset.ts';
 import type { DeliveryRow, RunRow } from './rows.ts';
@@ -37,26 +35,7 @@ export function insertDeliveryForRun(
   destination: string,
   now: number,
 ): void {
-  const inserted = ctx
-    .sql(
-      `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
-         idempotency_key, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING`,
-    )
-    .run(
-      newId(),
-      run.tenant,
-      run.run_id,
-      destination,
-      resultIdempotencyKey(run.run_id),
-      now,
-      now,
-      now,
-    );
-  if (inserted.changes > 0) {
-    changes.push(deliveryDueChange(run.tenant, run.run_id, destination));
-  }
+  within(ctx, (tx) => outbox.insertDeliveryForRun(tx, run, destination), { now, changes });
 }
 
 /** Called by the approval request's transaction when the turn has a destination. */
@@ -67,28 +46,7 @@ export function insertApprovalDelivery(
   destination: string,
   now: number,
 ): void {
-  const [key, callId, payload] = approvalDeliveryValues(approval);
-  const inserted = ctx
-    .sql(
-      `INSERT INTO deliveries (delivery_id, tenant, run_id, destination, status, attempt,
-         idempotency_key, next_attempt_at, created_at, updated_at, kind, call_id, payload)
-       VALUES (?, ?, ?, ?, 'pending', 0, ?, ?, ?, ?, 'approval', ?, ?)
-       ON CONFLICT DO NOTHING`,
-    )
-    .run(
-      newId(),
-      approval.tenant,
-      approval.run_id,
-      destination,
-      key,
-      now,
-      now,
-      now,
-      callId,
-      payload,
-    );
-  if (inserted.changes > 0)
-    changes.push(deliveryDueChange(approval.tenant, approval.run_id, destination));
+  within(ctx, (tx) => outbox.insertApprovalDelivery(tx, approval, destination), { now, changes });
 }
 
 function prefixClause(

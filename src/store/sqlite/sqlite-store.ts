@@ -98,7 +98,7 @@ import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
 import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
-import * as trace from './trace.ts';
+import * as trace from '../repositories/trace.ts';
 import * as usage from '../repositories/usage.ts';
 import type * as usageRules from '../rules/usage.ts';
 
@@ -287,7 +287,7 @@ export class SqliteStore implements Store {
     return this.ctx.batched(() => runWrites.appendProgress(this.ctx, fence, progress));
   }
   async loadEntries(runId: string): Promise<RunEntry[]> {
-    return trace.loadEntries(this.ctx, runId);
+    return read(this.ctx, (db) => trace.loadEntries(db, runId));
   }
   async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
     return this.ctx.batched(() => runWrites.finalizeRun(this.ctx, fence, input));
@@ -337,7 +337,7 @@ export class SqliteStore implements Store {
     afterSeq: number,
     limit: number,
   ): Promise<EntryPage<RunEntry> | null> {
-    return trace.getEntriesPage(this.ctx, tenant, runId, afterSeq, limit);
+    return read(this.ctx, (db) => trace.getEntriesPage(db, tenant, runId, afterSeq, limit));
   }
   async getTrace(
     tenant: string,
@@ -345,7 +345,7 @@ export class SqliteStore implements Store {
     afterSeq: number,
     limit: number,
   ): Promise<TraceEvent[] | null> {
-    return trace.getTrace(this.ctx, tenant, runId, afterSeq, limit);
+    return read(this.ctx, (db) => trace.getTrace(db, tenant, runId, afterSeq, limit));
   }
 
   async listThreads(
