@@ -36,6 +36,22 @@ describe('sql port: one query, two dialects', () => {
     );
   });
 
+  it('keeps one text per statement in the code: the same string object at every call', () => {
+    const byTenant = (name: string) => sql`SELECT * FROM agents WHERE tenant = ${name}`;
+    const first = byTenant('a');
+    const second = byTenant('b');
+    assert.equal(first.parts, second.parts, 'a fragment-free statement reuses its template');
+    assert.deepEqual(second.values, ['b']);
+    for (const dialect of [sqliteDialect, postgresDialect]) {
+      // Identical text is not enough: the driver's statement cache hashes a new string
+      // object again; the cached one keeps its hash.
+      assert.ok(Object.is(dialect.text(first), dialect.text(second)));
+    }
+    const spliced = (name: string) => sql`SELECT * FROM agents WHERE ${sql`tenant = ${name}`}`;
+    assert.notEqual(spliced('a').parts, spliced('b').parts);
+    assert.equal(sqliteDialect.text(spliced('a')), 'SELECT * FROM agents WHERE tenant = ?');
+  });
+
   it('writes raw names as text and joins fragments', () => {
     const where = joinSql([sql`a = ${1}`, sql`b = ${2}`, raw('c IS NULL')], ' AND ');
     const q = sql`DELETE FROM ${raw('threads')} WHERE ${where}`;

@@ -1,33 +1,38 @@
 // PostgreSQL's side of the shared repositories' dialect (../sql/dialect.ts).
 
 import type { Dialect, NumberedInsert } from '../sql/dialect.ts';
-import { join, raw, sql } from '../sql/query.ts';
-import type { Query, SqlValue } from '../sql/query.ts';
+import { join, raw, sql, textCache } from '../sql/query.ts';
+import type { SqlValue } from '../sql/query.ts';
+import type { Op } from '../sql/steps.ts';
 
 /** All rows in one INSERT … SELECT over unnest(text[]…) WITH ORDINALITY. */
-function appendNumbered(insert: NumberedInsert): Query[] {
-  if (insert.rows.length === 0) return [];
-  const table = raw(insert.table);
-  const sharedNames = insert.shared.map(([column]) => column);
-  const names = [...sharedNames, ...insert.columns].join(', ');
-  const shared = insert.shared.map(([, value]) => sql`${value}`);
-  const picked = join([...shared, ...insert.columns.map((column) => raw(`e.${column}`))], ', ');
-  const lists = join(
-    insert.columns.map((_, index) => sql`${insert.rows.map((row) => row[index] ?? '')}::text[]`),
+function* appendNumbered(insert: NumberedInsert): Op<number> {
+  const { table, shared, columns } = insert.into;
+  const names = raw([...shared, ...columns].join(', '));
+  const picked = join(
+    [
+      ...insert.shared.map((value) => sql`${value}`),
+      ...columns.map((column) => raw(`e.${column}`)),
+    ],
     ', ',
   );
-  return [
-    sql`INSERT INTO ${table} (run_id, seq, ${raw(names)})
+  const lists = join(
+    columns.map((_, index) => sql`${insert.rows.map((row) => row[index] ?? '')}::text[]`),
+    ', ',
+  );
+  const query = sql`INSERT INTO ${raw(table)} (run_id, seq, ${names})
       SELECT ${insert.runId}, last.seq + e.n, ${picked}
-      FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM ${table} WHERE run_id = ${insert.runId}) AS last,
-           unnest(${lists}) WITH ORDINALITY AS e(${raw(insert.columns.join(', '))}, n)
-      RETURNING seq`,
-  ];
+      FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM ${raw(table)} WHERE run_id = ${insert.runId}) AS last,
+           unnest(${lists}) WITH ORDINALITY AS e(${raw(columns.join(', '))}, n)
+      RETURNING seq`;
+  // Numbered last + ordinality: the smallest seq is the first row's.
+  const rows = (yield { kind: 'rows', query }) as { seq: number }[];
+  return Math.min(...rows.map((row) => row.seq));
 }
 
 export const postgresDialect: Dialect = {
   // The context prepares each distinct text once per connection (a named statement).
-  text: (query: Query) => query.parts.reduce((all, part, index) => `${all}$${index}${part}`),
+  text: textCache((parts) => parts.reduce((all, part, index) => `${all}$${index}${part}`)),
   value: (value: SqlValue) => value,
   greatest: (a, b) => sql`GREATEST(${a}, ${b})`,
   keepsRow: raw(' FOR SHARE'),

@@ -10,18 +10,21 @@ import { eventDataText } from '../rules/run-writes.ts';
 import type { EntryRow, EventRow } from '../rows.ts';
 import { iso, toEntry, toTraceEvent } from '../rows.ts';
 import type { NewEvent } from '../store.ts';
-import type { NumberedInsert } from '../sql/dialect.ts';
+import type { NumberedInsert, NumberedTable } from '../sql/dialect.ts';
 import { limitOf, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 
+const EVENTS: NumberedTable = { table: 'run_events', shared: ['ts'], columns: ['type', 'data'] };
+const ENTRIES: NumberedTable = {
+  table: 'run_entries',
+  shared: ['attempt', 'ts'],
+  columns: ['kind', 'body'],
+};
+
 /** The seqs the rows were given, in the order of the rows. */
 function* appendNumbered(tx: Writes, insert: NumberedInsert): Op<number[]> {
-  const seqs: number[] = [];
-  for (const statement of tx.dialect.appendNumbered(insert)) {
-    for (const row of yield* tx.rows<{ seq: number }>(statement)) seqs.push(row.seq);
-  }
-  // PostgreSQL returns an INSERT … SELECT's rows in no promised order; seq follows the rows.
-  return seqs.sort((a, b) => a - b);
+  const first = yield* tx.dialect.appendNumbered(insert);
+  return insert.rows.map((_, index) => first + index);
 }
 
 /** Appends events in order (each as eventDataText stores it), announced after the commit. */
@@ -32,10 +35,9 @@ export function* appendEvents(
 ): Op<void> {
   if (events.length === 0) return;
   const seqs = yield* appendNumbered(tx, {
-    table: 'run_events',
+    into: EVENTS,
     runId: run.run_id,
-    shared: [['ts', tx.now]],
-    columns: ['type', 'data'],
+    shared: [tx.now],
     rows: events.map((event) => [event.type, eventDataText(event)]),
   });
   for (const seq of seqs) {
@@ -61,13 +63,9 @@ export function* appendEntries(
 ): Op<RunEntry[]> {
   if (entries.length === 0) return [];
   const seqs = yield* appendNumbered(tx, {
-    table: 'run_entries',
+    into: ENTRIES,
     runId,
-    shared: [
-      ['attempt', attempt],
-      ['ts', tx.now],
-    ],
-    columns: ['kind', 'body'],
+    shared: [attempt, tx.now],
     rows: entries.map((entry) => [entry.kind, JSON.stringify(entry.body)]),
   });
   const ts = iso(tx.now);

@@ -3,6 +3,7 @@
 // PostgreSQL. Each backend implements it once (sqlite/dialect.ts, postgres/dialect.ts).
 
 import type { Query, SqlValue } from './query.ts';
+import type { Op } from './steps.ts';
 
 export interface Dialect {
   /** The statement text with this backend's placeholders. */
@@ -30,24 +31,30 @@ export interface Dialect {
   /** `column` is one of `values` (no row when the list is empty). */
   inList(column: Query, values: readonly string[]): Query;
   /**
-   * The statements that insert `insert.rows` into `insert.table` numbered on from the
-   * run's last `seq`, in order, each returning the `seq`s it inserted. PostgreSQL: one
-   * statement for all rows (one round trip to the server). SQLite: one statement per row
-   * with the same text (in-process, a statement costs about a µs, and a text per number
-   * of rows would be compiled again for every new count).
+   * Inserts `insert.rows` into its table numbered on from the run's last `seq`, in order;
+   * the seq of the first row (the others follow it by one). PostgreSQL: one statement for
+   * all rows (one round trip). SQLite: the last seq read once, then one statement per row
+   * with the same text (in-process a statement costs about a µs; a text per number of rows
+   * would be compiled again for each count, and RETURNING costs SQLite 2 µs per statement).
    */
-  appendNumbered(insert: NumberedInsert): Query[];
+  appendNumbered(insert: NumberedInsert): Op<number>;
 }
 
-/** Rows of an append-only table numbered per run (run_events, run_entries). */
-export interface NumberedInsert {
+/** An append-only table numbered per run (run_events, run_entries) and the columns written. */
+export interface NumberedTable {
   /** Fixed in the code, never from a caller. */
   readonly table: 'run_events' | 'run_entries';
-  readonly runId: string;
-  /** Columns every row shares (the write's time, the attempt), in the order given. */
-  readonly shared: readonly (readonly [column: string, value: number])[];
+  /** Columns every row of one append shares (the write's time, the attempt). */
+  readonly shared: readonly string[];
   /** The columns each row has its own text for. */
   readonly columns: readonly string[];
-  /** One list of texts per row, in `columns` order. */
+}
+
+/** Rows to append: `shared` and each row's texts in the order of the table's columns. */
+export interface NumberedInsert {
+  /** A constant of the code: a dialect keeps the statement built for it. */
+  readonly into: NumberedTable;
+  readonly runId: string;
+  readonly shared: readonly number[];
   readonly rows: readonly (readonly string[])[];
 }

@@ -22,6 +22,10 @@ function isQuery(value: unknown): value is Query {
 
 /** The tag: a Query interpolated into another is spliced in (a fragment), anything else bound. */
 export function sql(strings: TemplateStringsArray, ...values: (SqlValue | Query)[]): Query {
+  // Without a fragment the parts are the template's own strings: one array per place in
+  // the code, the same at every call, so a dialect can keep the statement's text for it
+  // (textOf) instead of joining and hashing a new string per statement on the turn's path.
+  if (!values.some(isQuery)) return { parts: strings, values: values as SqlValue[] };
   const parts: string[] = [strings[0] ?? ''];
   const bound: SqlValue[] = [];
   values.forEach((value, index) => {
@@ -94,4 +98,24 @@ export function fromBoundText<V extends SqlValue>(
  */
 export function limitOf(value: number): Query {
   return sql`CAST(${value} AS INTEGER)`;
+}
+
+/**
+ * `write(parts)` once per parts array that cannot change: a template's own strings (frozen
+ * by the language, one array per place in the code) or a dialect's frozen cached parts. The
+ * text is then found by the array's identity, so the driver's statement cache is keyed by
+ * the same string object each time. Parts spliced from fragments are a new array per
+ * statement: their text is written each time rather than filling the cache.
+ */
+export function textCache(write: (parts: readonly string[]) => string): (query: Query) => string {
+  const texts = new WeakMap<readonly string[], string>();
+  return (query) => {
+    if (!Object.isFrozen(query.parts)) return write(query.parts);
+    let text = texts.get(query.parts);
+    if (text === undefined) {
+      text = write(query.parts);
+      texts.set(query.parts, text);
+    }
+    return text;
+  };
 }
