@@ -5,7 +5,7 @@
 // is a store NewEvent as is. A new type must be classified in EVENT_ENDS_STREAM below —
 // until it is, keel does not compile.
 
-import type { ToolEffect } from './tools/tool.ts';
+import type { ToolEffect } from './tools/tool-effect.ts';
 import type { CompactionRecord, JsonObject, RunError, ToolResultBody, Usage } from './types.ts';
 
 export type RunEvent =

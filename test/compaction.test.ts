@@ -251,7 +251,21 @@ describe('compaction rules', () => {
     const printer = new EventPrinter((text) => (out += text));
     printer.take({
       type: 'context.compacted',
-      data: { turns: 4, tokens_before: 2446, tokens_after: 922 },
+      data: {
+        step: 3,
+        reason: 'budget',
+        from_run_id: 'r1',
+        through_run_id: 'r4',
+        turns: 4,
+        messages: 8,
+        tokens_before: 2446,
+        tokens_after: 922,
+        context_tokens: 2000,
+        usage: { input_tokens: 2000, output_tokens: 80 },
+        latency_ms: 12,
+      },
+      seq: 7,
+      ts: '2026-01-01T00:00:00.000Z',
     });
     assert.equal(out, '  (context compacted: 4 older turns summarised, ~2446 → ~922 tokens)\n');
   });

@@ -4,7 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventPrinter, type StreamEvent } from '../src/cli/event-printer.ts';
+import { EventPrinter } from '../src/cli/event-printer.ts';
+import type { StreamEvent } from '../src/events.ts';
+import { sampleEvent } from './helpers/every-event.ts';
 
 function print(events: StreamEvent[]): string {
   let out = '';
@@ -13,16 +15,21 @@ function print(events: StreamEvent[]): string {
   return out;
 }
 
-const succeeded = (reply: string): StreamEvent => ({
-  type: 'run.succeeded',
-  data: { output: { reply } },
-});
+const succeeded = (reply: string): StreamEvent => {
+  const event = sampleEvent('run.succeeded');
+  return { ...event, data: { ...event.data, output: { reply } } };
+};
+
+const response = (text: string): StreamEvent => {
+  const event = sampleEvent('model.response');
+  return { ...event, data: { ...event.data, step: 1, text } };
+};
 
 describe('event printer × whole deltas', () => {
   it('a late subscriber: the whole text once, not again at the end', () => {
     const out = print([
       { type: 'model.delta', data: { step: 1, text: 'echo: hello there', whole: true } },
-      { type: 'model.response', data: { step: 1, text: 'echo: hello there' } },
+      response('echo: hello there'),
       succeeded('echo: hello there'),
     ]);
     assert.equal(out, '> echo: hello there\n');

@@ -282,7 +282,15 @@ describe('memory_flush', () => {
     const printer = new EventPrinter((text) => (out += text));
     printer.take({
       type: 'memory.flushed',
-      data: { step: 1, results: [{ ok: true }, { ok: false }] },
+      data: {
+        step: 1,
+        results: [
+          { call_id: 'c1', name: 'memory_put', ok: true },
+          { call_id: 'c2', name: 'memory_put', ok: false, error: 'TOOL_FAILED' },
+        ],
+      },
+      seq: 9,
+      ts: '2026-01-01T00:00:00.000Z',
     });
     assert.equal(out, '  (memory flushed before compaction: 1 of 2 facts written)\n');
   });

@@ -6,7 +6,8 @@
 import type { ClientConfig } from './client-config.ts';
 import { repeatedFlags } from './client-config.ts';
 import type { Connection } from './keel.ts';
-import type { StreamEvent } from './event-printer.ts';
+import type { StreamEvent } from '../events.ts';
+import type { PrintableEvent } from './event-printer.ts';
 
 /** Whitespace runs (newlines too) as one space, cut to `max` characters with `…`. */
 export function oneLine(text: string, max: number): string {
@@ -84,8 +85,8 @@ export async function withApprovalArguments(
   { keel, tenant }: Connection,
   runId: string,
   event: StreamEvent,
-): Promise<StreamEvent> {
-  if (event.type !== 'approval.requested' || typeof event.data?.call_id !== 'string') return event;
+): Promise<PrintableEvent> {
+  if (event.type !== 'approval.requested') return event;
   try {
     const { approvals } = await keel.approvals.forRun(tenant, runId);
     const approval = approvals.find((a) => a.call_id === event.data.call_id);

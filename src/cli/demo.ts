@@ -14,7 +14,7 @@ import type { KeelChild } from './demo-processes.ts';
 import { freePort, startKeelChild, stopChild } from './demo-processes.ts';
 import { parseCommand } from './args.ts';
 import { UsageError } from './errors.ts';
-import type { StreamEvent } from './event-printer.ts';
+import type { StreamEvent, TraceEvent } from '../events.ts';
 import { EventPrinter, replyText } from './event-printer.ts';
 import type { Connection } from './keel.ts';
 import { connect } from './keel.ts';
@@ -86,23 +86,25 @@ async function submit(
   });
 }
 
-async function trace(client: Connection, runId: string): Promise<StreamEvent[]> {
-  return (await client.keel.runs.trace(client.tenant, runId)).events as StreamEvent[];
+async function trace(client: Connection, runId: string): Promise<TraceEvent[]> {
+  // The route's schema types events loosely; their shapes are the union's (src/events.ts).
+  return (await client.keel.runs.trace(client.tenant, runId)).events as TraceEvent[];
 }
 
-function summary(event: StreamEvent): string {
-  const d = event.data ?? {};
+function summary(event: TraceEvent): string {
   switch (event.type) {
-    case 'model.response':
-      return `step ${d.step}, ${d.finish_reason}, ${d.usage?.input_tokens}+${d.usage?.output_tokens} tokens, ${d.latency_ms} ms, raw HTTP bodies kept`;
+    case 'model.response': {
+      const d = event.data;
+      return `step ${d.step}, ${d.finish_reason}, ${d.usage.input_tokens}+${d.usage.output_tokens} tokens, ${d.latency_ms} ms, raw HTTP bodies kept`;
+    }
     case 'tool.call':
-      return `${d.name} (${d.effect ?? 'effect ?'})`;
+      return `${event.data.name} (${event.data.effect ?? 'effect ?'})`;
     case 'tool.result':
-      return `${d.name} ${d.ok ? 'ok' : d.error?.code}`;
+      return `${event.data.name} ${event.data.ok ? 'ok' : event.data.error?.code}`;
     case 'run.claimed':
-      return `attempt ${d.attempt}`;
+      return `attempt ${event.data.attempt}`;
     case 'run.resumed':
-      return `attempt ${d.attempt}, ${d.entries_loaded} entries loaded, re-run: ${JSON.stringify(d.rerun_calls ?? [])}`;
+      return `attempt ${event.data.attempt}, ${event.data.entries_loaded} entries loaded, re-run: ${JSON.stringify(event.data.rerun_calls)}`;
     default:
       return '';
   }
@@ -131,7 +133,10 @@ async function showTrace(tour: Tour, client: Connection, runId: string): Promise
   for (const event of events)
     tour.say(`${String(event.seq).padStart(3)} ${event.type.padEnd(15)} ${summary(event)}`);
   const response = events.find((event) => event.type === 'model.response');
-  check(response?.data?.raw?.request, 'model.response carries the raw request body');
+  check(
+    response?.type === 'model.response' && response.data.raw?.request,
+    'model.response carries the raw request body',
+  );
   tour.proves(
     'a durable, ordered record of the run (GET …/trace): model responses with raw bodies, each tool call and result, the terminal event',
   );

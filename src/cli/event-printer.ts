@@ -1,17 +1,30 @@
 // How run events look in a terminal (`keel turn --stream`, `keel chat`, the demo): the
 // answer as it streams, tool calls and their results as they happen, a call that waits
-// for a person's approval with the commands that decide it, then the outcome.
+// for a person's approval with the commands that decide it, then the outcome. Typed by
+// the one event union (src/events.ts): every type has its case, and a type this keel
+// does not know yet (a newer server) is printed under --verbose like the quiet ones.
 
+import type { StreamEvent } from '../events.ts';
 import { decidedNotice, waitingNotice } from './approval-notice.ts';
 
-/** A run event as the events route sends it (persisted: seq/ts; live: no seq). */
-export interface StreamEvent {
-  seq?: number;
-  ts?: string;
+type ApprovalRequested = Extract<StreamEvent, { type: 'approval.requested' }>;
+
+/**
+ * A stream event as the printer takes it: an `approval.requested` may carry the call's
+ * arguments, read from the approval (its trace event names the call, not the arguments).
+ */
+export type PrintableEvent =
+  Exclude<StreamEvent, ApprovalRequested> | (ApprovalRequested & { data: { arguments?: string } });
+
+/** An event of a type missing from the union: only its type and data are known. */
+interface FutureEvent {
   type: string;
-  // Printed loosely; the server's types are the contract.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  data: any;
+  data?: unknown;
+}
+
+/** The switch below has a case for every known type, so only a future one gets here. */
+function futureEvent(event: never): FutureEvent {
+  return event;
 }
 
 export interface PrintedOutcome {
@@ -58,52 +71,55 @@ export class EventPrinter {
     this.write(`${text}\n`);
   }
 
-  take(event: StreamEvent): void {
-    const data = event.data ?? {};
+  take(event: PrintableEvent): void {
     switch (event.type) {
-      case 'model.delta':
+      case 'model.delta': {
+        const { data } = event;
         if (this.streamedStep !== data.step) {
           if (this.midLine) this.write('\n');
           this.write(this.options.answerPrefix ?? '');
-          this.streamedStep = data.step as number;
+          this.streamedStep = data.step;
           this.streamed = '';
         }
         if (data.whole === true) {
           // The call's whole text (this subscriber missed its deltas, or reconnected
           // mid-call): print what is not on the screen yet.
-          const whole = String(data.text);
-          if (whole.startsWith(this.streamed)) this.write(whole.slice(this.streamed.length));
-          else this.write(`\n${this.options.answerPrefix ?? ''}${whole}`);
-          this.streamed = whole;
+          if (data.text.startsWith(this.streamed))
+            this.write(data.text.slice(this.streamed.length));
+          else this.write(`\n${this.options.answerPrefix ?? ''}${data.text}`);
+          this.streamed = data.text;
         } else {
-          this.streamed += String(data.text);
-          this.write(String(data.text));
+          this.streamed += data.text;
+          this.write(data.text);
         }
         this.midLine = true;
         return;
+      }
       case 'tool.call':
-        this.line(`  → ${data.name}${data.arguments === undefined ? '' : ` ${data.arguments}`}`);
+        this.line(`  → ${event.data.name}`);
         return;
-      case 'tool.result':
+      case 'tool.result': {
+        const { data } = event;
         this.line(
           data.ok
             ? `  ← ${data.name}: ${compact(data.result)}`
             : `  ← ${data.name}: ${data.error?.code ?? 'ERROR'} ${data.error?.message ?? ''}`.trimEnd(),
         );
         return;
+      }
       case 'model.retry':
         this.line(
-          `  (model call failed, retry ${data.attempt} in ${data.delay_ms} ms: ${data.error?.message ?? ''})`,
+          `  (model call failed, retry ${event.data.attempt} in ${event.data.delay_ms} ms: ${event.data.error.message})`,
         );
         return;
       case 'context.compacted':
         this.line(
-          `  (context compacted: ${data.turns} older turns summarised, ~${data.tokens_before} → ~${data.tokens_after} tokens)`,
+          `  (context compacted: ${event.data.turns} older turns summarised, ~${event.data.tokens_before} → ~${event.data.tokens_after} tokens)`,
         );
         return;
       case 'memory.flushed': {
-        const results = Array.isArray(data.results) ? (data.results as { ok?: boolean }[]) : [];
-        const written = results.filter((result) => result.ok === true).length;
+        const { results } = event.data;
+        const written = results.filter((result) => result.ok).length;
         this.line(
           `  (memory flushed before compaction: ${written} of ${results.length} facts written)`,
         );
@@ -111,20 +127,22 @@ export class EventPrinter {
       }
       case 'approval.requested':
         this.line(
-          waitingNotice(this.options.runId ?? '<run_id>', data, {
+          waitingNotice(this.options.runId ?? '<run_id>', event.data, {
             ...(this.options.given && { given: this.options.given }),
             ...(this.options.approvalHint && { hint: this.options.approvalHint }),
           }),
         );
         return;
       case 'approval.decided':
-        this.line(`  ${decidedNotice(data)}`);
+        this.line(`  ${decidedNotice(event.data)}`);
         return;
       case 'run.resumed':
-        this.line(`  (resumed: attempt ${data.attempt}, ${data.entries_loaded} entries loaded)`);
+        this.line(
+          `  (resumed: attempt ${event.data.attempt}, ${event.data.entries_loaded} entries loaded)`,
+        );
         return;
       case 'run.succeeded': {
-        const reply = replyText(data.output);
+        const reply = replyText(event.data.output);
         this.outcome.status = 'succeeded';
         this.outcome.reply = reply;
         // The answer was not streamed (a non-streaming model), or only its end reached
@@ -139,15 +157,32 @@ export class EventPrinter {
       }
       case 'run.failed':
         this.outcome.status = 'failed';
-        this.outcome.error = data.error;
-        this.line(`✗ ${data.error?.code}: ${data.error?.message}`);
+        this.outcome.error = event.data.error;
+        this.line(`✗ ${event.data.error.code}: ${event.data.error.message}`);
         return;
       case 'run.cancelled':
         this.outcome.status = 'cancelled';
-        this.line(`✗ cancelled${data.reason ? `: ${data.reason}` : ''}`);
+        this.line(`✗ cancelled${event.data.reason ? `: ${event.data.reason}` : ''}`);
+        return;
+      // Bookkeeping a person following the answer does not need: shown under --verbose.
+      case 'run.queued':
+      case 'run.claimed':
+      case 'run.steered':
+      case 'run.released':
+      case 'run.note':
+      case 'model.request':
+      case 'model.response':
+      case 'memory.recall':
+      case 'memory.flush':
+        this.quiet(event);
         return;
       default:
-        if (this.options.verbose) this.line(`  · ${event.type} ${compact(data, 100)}`);
+        // A type added to the union after this keel was built: not an error, shown quietly.
+        this.quiet(futureEvent(event));
     }
+  }
+
+  private quiet(event: FutureEvent): void {
+    if (this.options.verbose) this.line(`  · ${event.type} ${compact(event.data ?? {}, 100)}`);
   }
 }

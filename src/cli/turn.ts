@@ -44,7 +44,8 @@ async function waitTelling(
     for await (const event of keel.turns.events(tenant, runId)) {
       if (event.type === 'approval.requested') {
         const described = await withApprovalArguments(connection, runId, event);
-        print(`${waitingNotice(runId, described.data, { given: connection.config.given })}\n`);
+        if (described.type === 'approval.requested')
+          print(`${waitingNotice(runId, described.data, { given: connection.config.given })}\n`);
       } else if (event.type === 'approval.decided') {
         print(`  ${decidedNotice(event.data)}\n`);
       }

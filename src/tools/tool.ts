@@ -7,9 +7,9 @@ import type { ArtifactPort } from './builtin/artifact-port.ts';
 import type { MemoryPort } from './builtin/memory-port.ts';
 import type { SchedulePort } from './builtin/schedule-port.ts';
 import type { WebPort } from './builtin/web-port.ts';
+import type { ToolEffect } from './tool-effect.ts';
 
-export const TOOL_EFFECTS = ['read_only', 'idempotent', 'effectful'] as const;
-export type ToolEffect = (typeof TOOL_EFFECTS)[number];
+export { TOOL_EFFECTS, type ToolEffect } from './tool-effect.ts';
 
 /**
  * Tenant-scoped capabilities handed to a tool. Tools never see the store itself; each

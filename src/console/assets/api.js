@@ -106,10 +106,11 @@ const RECONNECT_MS = 2000;
 /**
  * Follows an SSE route: reconnects with Last-Event-ID after a dropped connection, and
  * stops for good on a 4xx, when `isLast(event)` was seen, or when the returned
- * function is called.
+ * function is called. `T`: what each message's JSON data is (the caller's word for it).
+ * @template [T=any]
  * @param {string} path
  * @param {{
- *   onEvent: (type: string, data: any, id: string | undefined) => void,
+ *   onEvent: (type: string, data: T, id: string | undefined) => void,
  *   onState?: (state: 'live' | 'reconnecting' | 'ended' | 'error', error?: unknown) => void,
  *   isLast?: (type: string) => boolean,
  *   lastEventId?: string,

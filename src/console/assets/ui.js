@@ -13,6 +13,8 @@ import {
 import htm from './vendor/htm.mjs';
 import { ApiError } from './api.js';
 
+export { duration, json } from './format.js';
+
 export const html = htm.bind(h);
 
 /**
@@ -132,17 +134,6 @@ export function when(/** @type {string | null} */ iso) {
   const date = new Date(iso);
   const today = new Date().toDateString() === date.toDateString();
   return today ? date.toLocaleTimeString() : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
-}
-
-export function duration(/** @type {number | null | undefined} */ ms) {
-  if (ms === null || ms === undefined) return '—';
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.round(ms / 60_000)} min`;
-}
-
-export function json(/** @type {unknown} */ value) {
-  return JSON.stringify(value, null, 2);
 }
 
 /**

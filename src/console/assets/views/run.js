@@ -20,6 +20,18 @@ import {
   when,
 } from '../ui.js';
 import { ApprovalCard } from './approvals.js';
+import { eventSummary } from './event-summary.js';
+
+/** @typedef {import('../../../events.ts').TraceEvent} TraceEvent */
+/** @typedef {import('../../../events.ts').StreamEvent} StreamEvent */
+/** @typedef {Extract<TraceEvent, {type: 'tool.call'}>} ToolCallEvent */
+/** @typedef {Extract<TraceEvent, {type: 'tool.result'}>} ToolResultEvent */
+/**
+ * A row of the timeline: a tool call with its result (either may be missing from the
+ * page), or any other event.
+ * @typedef {{kind: 'tool', key: number, call: ToolCallEvent | null, result: ToolResultEvent | null}
+ *   | {kind: 'event', key: number, event: TraceEvent}} TimelineItem
+ */
 
 const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
 /** Events after which the run's status is read again (the head and the approval card). */
@@ -48,13 +60,14 @@ function argumentsByCall(/** @type {any[]} */ entries) {
 }
 
 /** Folds the flat trace into timeline items: a tool call and its result are one item. */
-function timeline(/** @type {any[]} */ events) {
-  /** @type {any[]} */
+function timeline(/** @type {TraceEvent[]} */ events) {
+  /** @type {TimelineItem[]} */
   const items = [];
-  /** @type {Map<string, any>} */
+  /** @type {Map<string, TimelineItem & {kind: 'tool'}>} */
   const calls = new Map();
   for (const event of events) {
     if (event.type === 'tool.call') {
+      /** @type {TimelineItem & {kind: 'tool'}} */
       const item = { kind: 'tool', key: event.seq, call: event, result: null };
       calls.set(event.data.call_id, item);
       items.push(item);
@@ -67,13 +80,14 @@ function timeline(/** @type {any[]} */ events) {
   return items;
 }
 
-/** @param {{item: any, args: any}} props */
+/** @param {{item: TimelineItem & {kind: 'tool'}, args: Map<string, string>}} props */
 function ToolItem({ item, args }) {
   const call = item.call?.data;
   const result = item.result?.data;
   const name = call?.name ?? result?.name;
   const callId = call?.call_id ?? result?.call_id;
   const outcome = !result ? 'running' : result.ok ? 'ok' : 'error';
+  const recorded = callId === undefined ? undefined : args.get(callId);
   return html`<li class=${`item tool tool-${outcome}`} data-testid="tool-call">
     <div class="item-head">
       <span class="seq">${item.key}</span>
@@ -81,11 +95,11 @@ function ToolItem({ item, args }) {
       <span class=${`badge badge-${outcome}`}>${outcome}</span>
       ${call?.effect && html`<span class="muted">effect ${call.effect}</span>`}
       ${result && html`<span class="muted">${duration(result.duration_ms)}</span>`}
-      ${call?.attempt > 1 && html`<span class="muted">attempt ${call.attempt}</span>`}
+      ${call && call.attempt > 1 && html`<span class="muted">attempt ${call.attempt}</span>`}
     </div>
     <details>
       <summary>arguments and result <span class="mono muted">${callId}</span></summary>
-      <pre class="mono" data-testid="tool-args">${args.get(callId) ?? '(not recorded yet)'}</pre>
+      <pre class="mono" data-testid="tool-args">${recorded ?? '(not recorded yet)'}</pre>
       ${
         result &&
         html`<pre class="mono">${result.ok ? json(result.result) : json(result.error)}</pre>`
@@ -94,33 +108,7 @@ function ToolItem({ item, args }) {
   </li>`;
 }
 
-function eventSummary(/** @type {any} */ event) {
-  const d = event.data;
-  switch (event.type) {
-    case 'model.request':
-      return `step ${d.step} → ${d.model}`;
-    case 'model.response':
-      return `step ${d.step}: ${d.finish_reason}, ${d.usage.input_tokens} in / ${d.usage.output_tokens} out, ${duration(d.latency_ms)}`;
-    case 'model.retry':
-      return `attempt ${d.attempt} failed, retrying in ${duration(d.delay_ms)}`;
-    case 'run.note':
-      return d.text;
-    case 'run.failed':
-      return `${d.error.code}: ${d.error.message}`;
-    case 'run.cancelled':
-      return d.reason ?? 'cancelled';
-    case 'approval.requested':
-      return `${d.name} waits for a person's decision (${d.call_id})`;
-    case 'approval.decided':
-      return `${d.call_id} ${d.status}${d.note ? `: ${d.note}` : ''}`;
-    case 'run.succeeded':
-      return `${d.steps} steps, ${d.usage.input_tokens} in / ${d.usage.output_tokens} out`;
-    default:
-      return Object.keys(d).length > 0 ? JSON.stringify(d) : '';
-  }
-}
-
-/** @param {{event: any, streamed: string | undefined}} props */
+/** @param {{event: TraceEvent, streamed: string | undefined}} props */
 function EventItem({ event, streamed }) {
   const tone = event.type === 'run.failed' || event.type === 'model.retry' ? 'bad' : '';
   return html`<li class=${`item ${tone}`}>
@@ -165,7 +153,7 @@ export function RunView({ tenant, route }) {
   const base = tenantPath(tenant, `/runs/${encodeURIComponent(id)}`);
   const run = useLoad((signal) => api.get(base, { signal }), [base]);
   const entries = useLoad((signal) => allEntries(base, signal), [base]);
-  const [events, setEvents] = useState(/** @type {any[]} */ ([]));
+  const [events, setEvents] = useState(/** @type {TraceEvent[]} */ ([]));
   const [streams, setStreams] = useState(/** @type {Record<number, string>} */ ({}));
   const [live, setLive] = useState('connecting');
   const [problem, setProblem] = useState(/** @type {unknown} */ (null));
@@ -177,7 +165,7 @@ export function RunView({ tenant, route }) {
   const deltas = useRef(0);
 
   useEffect(() => {
-    /** @type {any[]} */
+    /** @type {TraceEvent[]} */
     let pending = [];
     /** @type {Record<number, string>} */
     let pendingText = {};
@@ -214,17 +202,19 @@ export function RunView({ tenant, route }) {
       }
     };
     const schedule = () => (frame ||= requestAnimationFrame(flush));
-    const onEvent = (/** @type {string} */ type, /** @type {any} */ data) => {
-      if (type === 'model.delta') {
+    // Every event arrives here, stored ones from the trace page, then the stream's; the
+    // SSE event name is the event's type.
+    const onEvent = (/** @type {string} */ _type, /** @type {StreamEvent} */ event) => {
+      if (event.type === 'model.delta') {
         deltas.current += 1;
-        const step = data.data.step;
-        if (data.data.whole) {
+        const step = event.data.step;
+        if (event.data.whole) {
           pendingWhole.add(step);
-          pendingText[step] = data.data.text;
-        } else pendingText[step] = (pendingText[step] ?? '') + data.data.text;
+          pendingText[step] = event.data.text;
+        } else pendingText[step] = (pendingText[step] ?? '') + event.data.text;
       } else {
-        pending.push(data);
-        if (type !== 'model.request') refetch = true;
+        pending.push(event);
+        if (event.type !== 'model.request') refetch = true;
       }
       schedule();
     };

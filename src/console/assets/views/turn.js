@@ -6,6 +6,8 @@ import { ErrorBox, html, useEffect, useLoad, useState } from '../ui.js';
 
 const TERMINAL = new Set(['run.succeeded', 'run.failed', 'run.cancelled']);
 
+/** @typedef {import('../../../events.ts').StreamEvent} StreamEvent */
+
 /** @param {{tenant: string}} props */
 export function TurnBox({ tenant }) {
   const agents = useLoad((signal) => api.get(tenantPath(tenant, '/agents'), { signal }), [tenant]);
@@ -23,13 +25,14 @@ export function TurnBox({ tenant }) {
     if (!runId) return;
     return follow(tenantPath(tenant, `/runs/${runId}/events`), {
       isLast: (type) => TERMINAL.has(type),
-      onEvent(type, data) {
-        if (type === 'model.delta')
+      onEvent(type, /** @type {StreamEvent} */ event) {
+        if (event.type === 'model.delta') {
+          const { text, whole } = event.data;
           // `whole`: the call's whole text (this page missed its deltas): it replaces.
-          setAnswer((old) => (data.data.whole ? data.data.text : old + data.data.text));
-        else if (type === 'model.request') setAnswer('');
-        else if (type === 'run.succeeded') {
-          const output = data.data.output;
+          setAnswer((old) => (whole ? text : old + text));
+        } else if (event.type === 'model.request') setAnswer('');
+        else if (event.type === 'run.succeeded') {
+          const output = event.data.output;
           setAnswer(typeof output.reply === 'string' ? output.reply : JSON.stringify(output));
         }
         if (TERMINAL.has(type) || type === 'run.claimed') setStatus(type.slice(4));
