@@ -18,7 +18,10 @@ import type { Sql } from '../src/store/postgres/context.ts';
 import { drive as drivePostgres } from '../src/store/postgres/steps.ts';
 import type { Dialect } from '../src/store/sql/dialect.ts';
 import type { StoreChange } from '../src/store/store.ts';
-import { Writes } from '../src/store/sql/steps.ts';
+import { Reads, Writes } from '../src/store/sql/steps.ts';
+import type { Query } from '../src/store/sql/query.ts';
+import { schedulerStatus } from '../src/store/repositories/scheduler-heartbeat.ts';
+import Database from 'better-sqlite3';
 
 describe('sql port: one query, two dialects', () => {
   const tenant = 'acme';
@@ -105,6 +108,32 @@ describe('sql port on SQLite: the shared upsert', () => {
       assert.equal((await store.getWebhook('acme', 'hook'))?.secret, 's1');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('sql port on SQLite: a partial index still answers a shared statement', () => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'keel-sql-port-plan-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("counts due schedules through schedules_due (dialect.isTrue writes SQLite's = 1)", async () => {
+    const path = join(dir, 'keel.db');
+    await (await openSqliteStore({ path, durability: 'process' })).close();
+    const op = schedulerStatus(new Reads(sqliteDialect), 1_000);
+    op.next(); // the heartbeat row
+    const due = op.next(undefined).value as { kind: string; query: Query };
+    assert.equal(due.kind, 'one');
+    const db = new Database(path, { readonly: true });
+    try {
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN ${sqliteDialect.text(due.query)}`)
+        .all(...due.query.values.map(sqliteDialect.value)) as { detail: string }[];
+      assert.ok(
+        plan.some((step) => step.detail.includes('schedules_due')),
+        JSON.stringify(plan),
+      );
+    } finally {
+      db.close();
     }
   });
 });

@@ -89,7 +89,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
-import * as heartbeat from './scheduler-heartbeat.ts';
+import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
@@ -392,10 +392,11 @@ export class PostgresStore implements Store {
     return write(this.ctx, (tx) => sharedSchedules.deleteSchedule(tx, tenant, name, owner));
   }
   recordSchedulerBeat(holder: string): Promise<void> {
-    return heartbeat.recordSchedulerBeat(this.ctx, holder);
+    return write(this.ctx, (tx) => heartbeat.recordSchedulerBeat(tx, holder));
   }
-  schedulerStatus(): Promise<SchedulerStatus> {
-    return heartbeat.schedulerStatus(this.ctx);
+  async schedulerStatus(): Promise<SchedulerStatus> {
+    const now = await this.ctx.now();
+    return read(this.ctx, (db) => heartbeat.schedulerStatus(db, now));
   }
   dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);

@@ -38,6 +38,12 @@ export interface Dialect {
    * would be compiled again for each count, and RETURNING costs SQLite 2 µs per statement).
    */
   appendNumbered(insert: NumberedInsert): Op<number>;
+  /**
+   * A boolean column is true, written as the backend's partial indexes say it (SQLite:
+   * `= 1`, which its planner matches to an index's `WHERE enabled = 1` where `= TRUE` is
+   * not; PostgreSQL: the column itself).
+   */
+  isTrue(column: Query): Query;
 }
 
 /** An append-only table numbered per run (run_events, run_entries) and the columns written. */

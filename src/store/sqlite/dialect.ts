@@ -57,4 +57,5 @@ export const sqliteDialect: Dialect = {
   turnsOn: () => null,
   inList: (column, values) => sql`${column} IN (SELECT value FROM json_each(${values}))`,
   appendNumbered,
+  isTrue: (column) => sql`${column} = 1`,
 };

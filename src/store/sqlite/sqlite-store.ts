@@ -91,7 +91,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from './run-writes.ts';
 import * as runs from './runs.ts';
-import * as heartbeat from './scheduler-heartbeat.ts';
+import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
@@ -437,10 +437,11 @@ export class SqliteStore implements Store {
     );
   }
   async recordSchedulerBeat(holder: string): Promise<void> {
-    heartbeat.recordSchedulerBeat(this.ctx, holder);
+    write(this.ctx, (tx) => heartbeat.recordSchedulerBeat(tx, holder));
   }
   async schedulerStatus(): Promise<SchedulerStatus> {
-    return heartbeat.schedulerStatus(this.ctx);
+    const now = this.ctx.now();
+    return read(this.ctx, (db) => heartbeat.schedulerStatus(db, now));
   }
   async dueSchedules(limit: number): Promise<Schedule[]> {
     return schedules.dueSchedules(this.ctx, limit);
