@@ -36,4 +36,9 @@ export const postgresDialect: Dialect = {
   turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
   inList: (column, values) => sql`${column} = ANY(${values}::text[])`,
   appendNumbered,
+  indexedBy: () => raw(''),
+  jsonText: (document, key) =>
+    sql`CASE WHEN jsonb_typeof(${document}::jsonb -> ${raw(`'${key}'`)}) = 'string'
+      THEN ${document}::jsonb ->> ${raw(`'${key}'`)} END`,
+  skipsLocked: (tables) => raw(` FOR UPDATE OF ${tables.join(', ')} SKIP LOCKED`),
 };

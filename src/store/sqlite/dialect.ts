@@ -30,4 +30,9 @@ export const sqliteDialect: Dialect = {
   turnsOn: () => null,
   inList: (column, values) => sql`${column} IN (SELECT value FROM json_each(${values}))`,
   appendNumbered,
+  indexedBy: (index) => raw(` INDEXED BY ${index}`),
+  jsonText: (document, key) =>
+    sql`CASE WHEN json_type(${document}, ${raw(`'$.${key}'`)}) = 'text'
+      THEN json_extract(${document}, ${raw(`'$.${key}'`)}) END`,
+  skipsLocked: () => raw(''),
 };
