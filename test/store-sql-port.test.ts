@@ -76,6 +76,35 @@ describe('sql port: one query, two dialects', () => {
     assert.deepEqual(postgresDialect.turnsOn('usage:acme')?.values, ['usage:acme']);
   });
 
+  it('renders the claim, index and JSON fragments per backend', () => {
+    const claim = (d: Dialect) =>
+      d.text(sql`SELECT d.* FROM deliveries d${d.indexedBy('deliveries_due')} JOIN runs r
+        ON r.run_id = d.run_id LIMIT ${limitOf(5)}${d.skipsLocked(['d'])}`);
+    assert.match(
+      claim(sqliteDialect),
+      /^SELECT d\.\* FROM deliveries d INDEXED BY deliveries_due JOIN/,
+    );
+    assert.match(claim(sqliteDialect), /LIMIT CAST\(\? AS INTEGER\)$/);
+    assert.match(claim(postgresDialect), /^SELECT d\.\* FROM deliveries d JOIN/);
+    assert.match(
+      claim(postgresDialect),
+      /LIMIT CAST\(\$1 AS INTEGER\) FOR UPDATE OF d SKIP LOCKED$/,
+    );
+    assert.equal(
+      postgresDialect.text(postgresDialect.skipsLocked(['r', 'a'])),
+      ' FOR UPDATE OF r, a SKIP LOCKED',
+    );
+    const text = (d: Dialect) => d.text(d.jsonText(raw('input'), 'text')).replace(/\s+/g, ' ');
+    assert.equal(
+      text(sqliteDialect),
+      "CASE WHEN json_type(input, '$.text') = 'text' THEN json_extract(input, '$.text') END",
+    );
+    assert.equal(
+      text(postgresDialect),
+      "CASE WHEN jsonb_typeof(input::jsonb -> 'text') = 'string' THEN input::jsonb ->> 'text' END",
+    );
+  });
+
   it('turns text written with a bind callback into a query, a value per mention', () => {
     const q = fromBoundText<string | number>((bind) => {
       const t = bind('acme');

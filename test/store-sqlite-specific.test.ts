@@ -248,6 +248,44 @@ function defineTests(): void {
     });
   });
 
+  it("a delivery claim reads the tenant's claimed and pending rows, not its delivered history", async () => {
+    const path = fresh();
+    const store = await seeded({ path, durability: 'process' });
+    await store.enqueueRun(turn({ delivery: { destination: 'tg:1' } }));
+    await store.finalizeRun(fenceOf(await claimOrFail(store)), succeeded('ok'));
+    const prepared: string[] = [];
+    const prototype = Database.prototype as unknown as { prepare: (sql: string) => unknown };
+    const prepare = prototype.prepare;
+    prototype.prepare = function (this: unknown, sql: string) {
+      prepared.push(sql);
+      return prepare.call(this, sql);
+    };
+    try {
+      const input = { limit: 5, lease_ms: 1000, max_attempts: 3 };
+      assert.equal((await store.claimDeliveries(TENANT, input)).length, 1);
+      await store.claimDeliveries(TENANT, { ...input, destination_prefix: 'tg:' });
+    } finally {
+      prototype.prepare = prepare;
+    }
+    await store.close();
+    const reads = prepared.filter((sql) => /^\s*(UPDATE|SELECT)\b[\s\S]*\bdeliveries\b/.test(sql));
+    assert.ok(reads.length >= 4, `the claims prepared ${reads.length} delivery statements`);
+    const raw = new Database(path, { readonly: true });
+    try {
+      for (const sql of reads) {
+        const values = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 1);
+        const plan = (
+          raw.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]
+        )
+          .map((row) => row.detail)
+          .join(' | ');
+        assert.doesNotMatch(plan, /deliveries_by_tenant|SCAN (d|deliveries)\b/, `${sql}\n${plan}`);
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
   describe('sqlite: owner start-up', () => {
     it('expireAllLeases makes every running run reclaimable at once, also after a restart', async () => {
       const clock = new TestClock();

@@ -42,4 +42,9 @@ export const postgresDialect: Dialect = {
   inList: (column, values) => sql`${column} = ANY(${values}::text[])`,
   appendNumbered,
   isTrue: (column) => column,
+  indexedBy: () => raw(''),
+  jsonText: (document, key) =>
+    sql`CASE WHEN jsonb_typeof(${document}::jsonb -> ${raw(`'${key}'`)}) = 'string'
+      THEN ${document}::jsonb ->> ${raw(`'${key}'`)} END`,
+  skipsLocked: (tables) => raw(` FOR UPDATE OF ${tables.join(', ')} SKIP LOCKED`),
 };

@@ -65,14 +65,14 @@ import type {
   PendingSteer,
   ForkRunInput,
 } from '../store.ts';
-import * as approvals from './approvals.ts';
+import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
-import * as deliveries from './deliveries.ts';
+import * as deliveries from '../repositories/deliveries.ts';
 import type { ChangeListenerConnection } from './listener.ts';
 import type { PgLiveChannel } from './live-channel.ts';
 import type { WebhookInfo, WebhookRecord } from '../rules/webhooks.ts';
@@ -274,25 +274,43 @@ export class PostgresStore implements Store {
   cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     return runWrites.cancelRun(this.ctx, tenant, runId, reason);
   }
-  requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
-    return approvals.requestApproval(this.ctx, fence, request);
+  async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
+    const { ctx } = this;
+    const approval = await write(ctx, function* (tx) {
+      const requested = yield* approvals.requestApproval(tx, fence, request);
+      ctx.failpoints.hit('approval.request.before_commit');
+      return requested;
+    });
+    ctx.failpoints.hit('approval.request.after_commit');
+    return approval;
   }
-  decideApproval(
+  async decideApproval(
     tenant: string,
     runId: string,
     callId: string,
     decision: ApprovalDecision,
   ): Promise<Approval> {
-    return approvals.decideApproval(this.ctx, tenant, runId, callId, decision);
+    const { ctx } = this;
+    const approval = await write(ctx, function* (tx) {
+      const decided = yield* approvals.decideApproval(tx, tenant, runId, callId, decision);
+      ctx.failpoints.hit('approval.decide.before_commit');
+      return decided;
+    });
+    ctx.failpoints.hit('approval.decide.after_commit');
+    return approval;
   }
   listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
-    return approvals.listPendingApprovals(this.ctx.read, tenant, limit);
+    return read(this.ctx, (db) => approvals.listPendingApprovals(db, tenant, limit));
   }
   listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
-    return approvals.listRunApprovals(this.ctx.read, tenant, runId);
+    return read(this.ctx, (db) => approvals.listRunApprovals(db, tenant, runId));
   }
-  expireApprovals(limit: number): Promise<number> {
-    return approvals.expireApprovals(this.ctx, limit);
+  async expireApprovals(limit: number): Promise<number> {
+    // The read-only probe first: an idle sweep (every second, on every worker) opens no
+    // write transaction. The time is the store clock's, as in the transaction.
+    const now = await this.ctx.now();
+    if (!(await read(this.ctx, (db) => approvals.anyApprovalDue(db, now)))) return 0;
+    return write(this.ctx, (tx) => approvals.expireApprovals(tx, limit));
   }
   pruneRunHistory(input: PruneInput): Promise<PruneResult> {
     return retention.pruneRunHistory(this.ctx, input);
@@ -335,16 +353,23 @@ export class PostgresStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Delivery>> {
-    return deliveries.listDeliveries(this.ctx.read, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => deliveries.listDeliveries(db, tenant, filter, limit, cursor));
   }
-  claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
-    return deliveries.claimDeliveries(this.ctx, tenant, input);
+  async claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
+    const claimed = await write(this.ctx, (tx) => deliveries.claimDeliveries(tx, tenant, input));
+    if (claimed.length > 0) this.ctx.failpoints.hit('outbox.claim.after_commit');
+    return claimed;
   }
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery> {
-    return deliveries.ackDelivery(this.ctx, tenant, deliveryId, input);
+    const { ctx } = this;
+    return write(ctx, function* (tx) {
+      const acked = yield* deliveries.ackDelivery(tx, tenant, deliveryId, input);
+      ctx.failpoints.hit('outbox.ack.before_commit');
+      return acked;
+    });
   }
   retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {
-    return deliveries.retryDeadDelivery(this.ctx, tenant, deliveryId);
+    return write(this.ctx, (tx) => deliveries.retryDeadDelivery(tx, tenant, deliveryId));
   }
 
   putArtifact(

@@ -44,6 +44,24 @@ export interface Dialect {
    * not; PostgreSQL: the column itself).
    */
   isTrue(column: Query): Query;
+  /**
+   * After a table (and its alias) in FROM: the index SQLite must plan the read with,
+   * where its planner would pick a worse one (` INDEXED BY name`; an index that is gone
+   * is an error, not a silent full scan). PostgreSQL: nothing, its planner is left alone.
+   */
+  indexedBy(index: string): Query;
+  /**
+   * The text of the JSON document's member `key` when that member is a JSON string, else
+   * NULL. `document` is JSON text; `key` is fixed in the code.
+   */
+  jsonText(document: Query, key: string): Query;
+  /**
+   * Appended to a SELECT inside a write that takes the rows it reads for itself (a claim,
+   * a sweep). PostgreSQL: FOR UPDATE OF the named tables (aliases) SKIP LOCKED, so two
+   * processes' claims split the rows instead of queueing on them (or taking the same
+   * ones). SQLite: nothing, its one writer claims alone.
+   */
+  skipsLocked(tables: readonly string[]): Query;
 }
 
 /** An append-only table numbered per run (run_events, run_entries) and the columns written. */

@@ -58,4 +58,9 @@ export const sqliteDialect: Dialect = {
   inList: (column, values) => sql`${column} IN (SELECT value FROM json_each(${values}))`,
   appendNumbered,
   isTrue: (column) => sql`${column} = 1`,
+  indexedBy: (index) => raw(` INDEXED BY ${index}`),
+  jsonText: (document, key) =>
+    sql`CASE WHEN json_type(${document}, ${raw(`'$.${key}'`)}) = 'text'
+      THEN json_extract(${document}, ${raw(`'$.${key}'`)}) END`,
+  skipsLocked: () => raw(''),
 };

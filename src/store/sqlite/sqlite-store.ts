@@ -58,14 +58,14 @@ import type {
   PendingSteer,
   ForkRunInput,
 } from '../store.ts';
-import * as approvals from './approvals.ts';
+import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
 import * as retention from './retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
-import * as deliveries from './deliveries.ts';
+import * as deliveries from '../repositories/deliveries.ts';
 import * as mcp from '../repositories/mcp.ts';
 import * as wasmTools from '../repositories/wasm-tools.ts';
 import { moduleDigest } from '../rules/wasm-tools.ts';
@@ -307,7 +307,16 @@ export class SqliteStore implements Store {
     return this.ctx.batched(() => steering.forkRun(this.ctx, input));
   }
   async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
-    return this.ctx.batched(() => approvals.requestApproval(this.ctx, fence, request));
+    const { ctx } = this;
+    return ctx.batched(() => {
+      const approval = write(ctx, function* (tx) {
+        const requested = yield* approvals.requestApproval(tx, fence, request);
+        ctx.failpoints.hit('approval.request.before_commit');
+        return requested;
+      });
+      ctx.afterCommit(() => ctx.failpoints.hit('approval.request.after_commit'));
+      return approval;
+    });
   }
   async decideApproval(
     tenant: string,
@@ -315,18 +324,31 @@ export class SqliteStore implements Store {
     callId: string,
     decision: ApprovalDecision,
   ): Promise<Approval> {
-    return this.ctx.batched(() =>
-      approvals.decideApproval(this.ctx, tenant, runId, callId, decision),
-    );
+    const { ctx } = this;
+    return ctx.batched(() => {
+      const approval = write(ctx, function* (tx) {
+        const decided = yield* approvals.decideApproval(tx, tenant, runId, callId, decision);
+        ctx.failpoints.hit('approval.decide.before_commit');
+        return decided;
+      });
+      ctx.afterCommit(() => ctx.failpoints.hit('approval.decide.after_commit'));
+      return approval;
+    });
   }
   async listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
-    return approvals.listPendingApprovals(this.ctx, tenant, limit);
+    return read(this.ctx, (db) => approvals.listPendingApprovals(db, tenant, limit));
   }
   async listRunApprovals(tenant: string, runId: string): Promise<Approval[] | null> {
-    return approvals.listRunApprovals(this.ctx, tenant, runId);
+    return read(this.ctx, (db) => approvals.listRunApprovals(db, tenant, runId));
   }
   async expireApprovals(limit: number): Promise<number> {
-    return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
+    const { ctx } = this;
+    // The read-only probe first: an idle sweep (every second) takes no write lock.
+    return ctx.batched(() =>
+      read(ctx, (db) => approvals.anyApprovalDue(db, ctx.now()))
+        ? write(ctx, (tx) => approvals.expireApprovals(tx, limit))
+        : 0,
+    );
   }
   async pruneRunHistory(input: PruneInput): Promise<PruneResult> {
     return retention.pruneRunHistory(this.ctx, input);
@@ -371,20 +393,35 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Delivery>> {
-    return deliveries.listDeliveries(this.ctx, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => deliveries.listDeliveries(db, tenant, filter, limit, cursor));
   }
   async claimDeliveries(tenant: string, input: DeliveryClaimInput): Promise<ClaimedDelivery[]> {
-    return this.ctx.batched(() => deliveries.claimDeliveries(this.ctx, tenant, input));
+    const { ctx } = this;
+    return ctx.batched(() => {
+      const claimed = write(ctx, (tx) => deliveries.claimDeliveries(tx, tenant, input));
+      if (claimed.length > 0)
+        ctx.afterCommit(() => ctx.failpoints.hit('outbox.claim.after_commit'));
+      return claimed;
+    });
   }
   async ackDelivery(
     tenant: string,
     deliveryId: string,
     input: DeliveryAckInput,
   ): Promise<Delivery> {
-    return this.ctx.batched(() => deliveries.ackDelivery(this.ctx, tenant, deliveryId, input));
+    const { ctx } = this;
+    return ctx.batched(() =>
+      write(ctx, function* (tx) {
+        const acked = yield* deliveries.ackDelivery(tx, tenant, deliveryId, input);
+        ctx.failpoints.hit('outbox.ack.before_commit');
+        return acked;
+      }),
+    );
   }
   async retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {
-    return this.ctx.batched(() => deliveries.retryDeadDelivery(this.ctx, tenant, deliveryId));
+    return this.ctx.batched(() =>
+      write(this.ctx, (tx) => deliveries.retryDeadDelivery(tx, tenant, deliveryId)),
+    );
   }
 
   // --- artifacts and schedules (built-in capabilities) ---
