@@ -13,4 +13,9 @@ export const postgresDialect: Dialect = {
   locksRow: raw(' FOR UPDATE'),
   // The same keys as the statements still written per backend take (hashtext of the text).
   turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
+  triesTurnOn: (key) =>
+    sql`SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.' || ${key})) AS taken`,
+  orderedTexts: (values) =>
+    sql`SELECT value, ord FROM json_array_elements_text(${JSON.stringify(values)}::json)
+          WITH ORDINALITY AS c (value, ord)`,
 };

@@ -69,7 +69,7 @@ import * as approvals from './approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
-import * as retention from './retention.ts';
+import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
@@ -295,7 +295,7 @@ export class PostgresStore implements Store {
     return approvals.expireApprovals(this.ctx, limit);
   }
   pruneRunHistory(input: PruneInput): Promise<PruneResult> {
-    return retention.pruneRunHistory(this.ctx, input);
+    return write(this.ctx, (tx) => retention.pruneRunHistory(tx, input));
   }
   getEntriesPage(
     tenant: string,

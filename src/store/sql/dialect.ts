@@ -27,4 +27,17 @@ export interface Dialect {
    * (a PostgreSQL advisory lock); null on SQLite, whose writes take turns anyway.
    */
   turnsOn(key: string): Query | null;
+  /**
+   * A statement whose one row's `taken` says whether this transaction took the turn on
+   * `key` without waiting, held to the commit (PostgreSQL: pg_try_advisory_xact_lock,
+   * keyed by the schema too, since several keel schemas may share a database); null on
+   * SQLite, whose one writer has every turn. The retention pruner's batches take it.
+   */
+  triesTurnOn(key: string): Query | null;
+  /**
+   * A subquery of `values` as rows (`value`, `ord`), in their order, bound as one value
+   * (JSON text), so that a statement's text does not depend on how many there are.
+   * SQLite: json_each; PostgreSQL: json_array_elements_text WITH ORDINALITY.
+   */
+  orderedTexts(values: readonly string[]): Query;
 }

@@ -14,4 +14,6 @@ export const sqliteDialect: Dialect = {
   keepsRow: raw(''),
   locksRow: raw(''),
   turnsOn: () => null,
+  triesTurnOn: () => null,
+  orderedTexts: (values) => sql`SELECT value, key AS ord FROM json_each(${JSON.stringify(values)})`,
 };

@@ -62,7 +62,7 @@ import * as approvals from './approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
-import * as retention from './retention.ts';
+import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from './deliveries.ts';
@@ -329,7 +329,7 @@ export class SqliteStore implements Store {
     return this.ctx.batched(() => approvals.expireApprovals(this.ctx, limit));
   }
   async pruneRunHistory(input: PruneInput): Promise<PruneResult> {
-    return retention.pruneRunHistory(this.ctx, input);
+    return write(this.ctx, (tx) => retention.pruneRunHistory(tx, input));
   }
   async getEntriesPage(
     tenant: string,
