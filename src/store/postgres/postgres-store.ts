@@ -405,7 +405,7 @@ export class PostgresStore implements Store {
   }
 
   putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }> {
-    return memory.putMemory(this.ctx, input);
+    return write(this.ctx, (tx) => sharedMemory.putMemory(tx, input, memory.writeVector));
   }
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
     return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
@@ -449,16 +449,16 @@ export class PostgresStore implements Store {
     namespace: string,
     embedder: string,
   ): Promise<MemoryEmbedderCount[]> {
-    return memory.staleMemoryCounts(this.ctx.read, tenant, namespace, embedder);
+    return read(this.ctx, (db) => sharedMemory.staleMemoryCounts(db, tenant, namespace, embedder));
   }
   listStaleMemory(embedder: string, limit: number, afterKey: number): Promise<MemoryStaleFact[]> {
-    return memory.listStaleMemory(this.ctx.read, embedder, limit, afterKey);
+    return read(this.ctx, (db) => sharedMemory.listStaleMemory(db, embedder, limit, afterKey));
   }
   countStaleMemory(embedder: string): Promise<number> {
-    return memory.countStaleMemory(this.ctx.read, embedder);
+    return read(this.ctx, (db) => sharedMemory.countStaleMemory(db, embedder));
   }
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
-    return memory.setMemoryVectors(this.ctx, updates);
+    return write(this.ctx, (tx) => sharedMemory.setMemoryVectors(tx, updates, memory.writeVector));
   }
 
   // --- WebAssembly tools (docs/wasm-tools.md) ---

@@ -155,12 +155,6 @@ function insertSqliteRow(ctx: StoreContext, tenant: string, table: string, row: 
         fact_id: Number(result.lastInsertRowid),
         tenant,
         namespace: String(row.namespace),
-        id: String(row.id),
-        text: String(row.text),
-        metadata: String(row.metadata),
-        created_at: Number(row.created_at),
-        updated_at: Number(row.updated_at),
-        embedder: null,
         dim: null,
       },
       {
