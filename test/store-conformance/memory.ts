@@ -53,6 +53,26 @@ export function memorySuite(factory: StoreFactory): void {
       assert.equal(second.fact.created_at, first.fact.created_at);
       assert.ok(second.fact.updated_at > first.fact.updated_at);
       assert.deepEqual((await store.getMemory(TENANT, 'default', 'a'))?.metadata, { v: 2 });
+      // A replace with the same text changes only the metadata; the text the lexical
+      // index holds is the latest either way.
+      const third = await store.putMemory({
+        tenant: TENANT,
+        namespace: 'default',
+        id: 'a',
+        text: 'second text',
+        metadata: { v: 3 },
+        vector: unit([0, 1, 0]),
+      });
+      assert.equal(third.created, false);
+      assert.equal(third.fact.text, 'second text');
+      assert.ok(third.fact.updated_at > second.fact.updated_at);
+      const lexical = (word: string) =>
+        store.searchMemoryLexical(TENANT, 'default', { words: [word], phrases: [] }, 5);
+      assert.deepEqual(
+        (await lexical('second')).map((hit) => hit.id),
+        ['a'],
+      );
+      assert.deepEqual(await lexical('first'), []);
       assert.equal(await store.getMemory(TENANT, 'other', 'a'), null);
       assert.equal(await store.getMemory('t2', 'default', 'a'), null);
       await rejectsWith(

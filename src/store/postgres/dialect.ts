@@ -47,4 +47,9 @@ export const postgresDialect: Dialect = {
     sql`CASE WHEN jsonb_typeof(${document}::jsonb -> ${raw(`'${key}'`)}) = 'string'
       THEN ${document}::jsonb ->> ${raw(`'${key}'`)} END`,
   skipsLocked: (tables) => raw(` FOR UPDATE OF ${tables.join(', ')} SKIP LOCKED`),
+  triesTurnOn: (key) =>
+    sql`SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.' || ${key})) AS taken`,
+  orderedTexts: (values) =>
+    sql`SELECT value, ord FROM json_array_elements_text(${JSON.stringify(values)}::json)
+          WITH ORDINALITY AS c (value, ord)`,
 };

@@ -69,7 +69,7 @@ import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
-import * as retention from './retention.ts';
+import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
 import * as deliveries from '../repositories/deliveries.ts';
@@ -313,7 +313,7 @@ export class PostgresStore implements Store {
     return write(this.ctx, (tx) => approvals.expireApprovals(tx, limit));
   }
   pruneRunHistory(input: PruneInput): Promise<PruneResult> {
-    return retention.pruneRunHistory(this.ctx, input);
+    return write(this.ctx, (tx) => retention.pruneRunHistory(tx, input));
   }
   getEntriesPage(
     tenant: string,
@@ -431,7 +431,7 @@ export class PostgresStore implements Store {
   }
 
   putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }> {
-    return memory.putMemory(this.ctx, input);
+    return write(this.ctx, (tx) => sharedMemory.putMemory(tx, input, memory.writeVector));
   }
   getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
     return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
@@ -475,16 +475,16 @@ export class PostgresStore implements Store {
     namespace: string,
     embedder: string,
   ): Promise<MemoryEmbedderCount[]> {
-    return memory.staleMemoryCounts(this.ctx.read, tenant, namespace, embedder);
+    return read(this.ctx, (db) => sharedMemory.staleMemoryCounts(db, tenant, namespace, embedder));
   }
   listStaleMemory(embedder: string, limit: number, afterKey: number): Promise<MemoryStaleFact[]> {
-    return memory.listStaleMemory(this.ctx.read, embedder, limit, afterKey);
+    return read(this.ctx, (db) => sharedMemory.listStaleMemory(db, embedder, limit, afterKey));
   }
   countStaleMemory(embedder: string): Promise<number> {
-    return memory.countStaleMemory(this.ctx.read, embedder);
+    return read(this.ctx, (db) => sharedMemory.countStaleMemory(db, embedder));
   }
   setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
-    return memory.setMemoryVectors(this.ctx, updates);
+    return write(this.ctx, (tx) => sharedMemory.setMemoryVectors(tx, updates, memory.writeVector));
   }
 
   // --- WebAssembly tools (docs/wasm-tools.md) ---

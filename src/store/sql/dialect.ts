@@ -62,6 +62,19 @@ export interface Dialect {
    * ones). SQLite: nothing, its one writer claims alone.
    */
   skipsLocked(tables: readonly string[]): Query;
+  /**
+   * A statement whose one row's `taken` says whether this transaction took the turn on
+   * `key` without waiting, held to the commit (PostgreSQL: pg_try_advisory_xact_lock,
+   * keyed by the schema too, since several keel schemas may share a database); null on
+   * SQLite, whose one writer has every turn. The retention pruner's batches take it.
+   */
+  triesTurnOn(key: string): Query | null;
+  /**
+   * A subquery of `values` as rows (`value`, `ord`), in their order, bound as one value
+   * (JSON text), so that a statement's text does not depend on how many there are.
+   * SQLite: json_each; PostgreSQL: json_array_elements_text WITH ORDINALITY.
+   */
+  orderedTexts(values: readonly string[]): Query;
 }
 
 /** An append-only table numbered per run (run_events, run_entries) and the columns written. */

@@ -63,4 +63,6 @@ export const sqliteDialect: Dialect = {
     sql`CASE WHEN json_type(${document}, ${raw(`'$.${key}'`)}) = 'text'
       THEN json_extract(${document}, ${raw(`'$.${key}'`)}) END`,
   skipsLocked: () => raw(''),
+  triesTurnOn: () => null,
+  orderedTexts: (values) => sql`SELECT value, key AS ord FROM json_each(${JSON.stringify(values)})`,
 };

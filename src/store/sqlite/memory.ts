@@ -1,27 +1,13 @@
-// Memory facts on SQLite: putting a fact with its vector and the
-// reindex reads/writes (reading, listing and deleting are shared:
-// ../repositories/memory.ts). Vectors live in one sqlite-vec table per
-// dimension (memory_vec_<dim>), partitioned by (tenant, namespace, embedder), so a KNN
-// query can only ever see vectors of one embedder (memory-search.ts).
+// Where memory vectors are kept on SQLite: one sqlite-vec table per dimension
+// (memory_vectors_<dim>), partitioned by (tenant, namespace, embedder, shard), so a KNN
+// query can only ever see vectors of one embedder (memory-search.ts). Putting, reading
+// and the reindex are shared (../repositories/memory.ts); they write a vector through
+// vectorWriter, inside their write.
 
-import type { MemoryFact } from '../../types.ts';
-import type {
-  MemoryEmbedderCount,
-  MemoryPutInput,
-  MemoryStaleFact,
-  MemoryVector,
-  MemoryVectorUpdate,
-} from '../store.ts';
+import type { VectorTarget, VectorWriter } from '../repositories/memory.ts';
+import type { MemoryVector } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import type { MemoryFactRow } from '../rules/memory.ts';
-import { checkDimension, checkVector, toMemoryFact, toStaleFact } from '../rules/memory.ts';
-import { requireStorageQuota, requireTenant } from './guards.ts';
-import { memoryFactBytes } from '../rules/tenant-usage.ts';
-
-export interface MemoryRow extends MemoryFactRow {
-  embedder: string | null;
-  dim: number | null;
-}
+import { checkDimension, checkVector } from '../rules/memory.ts';
 
 export const VECTOR_SHARDS = 4;
 
@@ -73,7 +59,7 @@ function vectorBytes(values: Float32Array): Buffer {
 }
 
 /** Replaces the fact's vector (deleting one of another dimension) and records its embedder. */
-export function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVector): void {
+export function writeVector(ctx: StoreContext, row: VectorTarget, vector: MemoryVector): void {
   checkVector(vector);
   const dim = vector.values.length;
   if (row.dim !== null && vectorTableExists(ctx, row.dim)) {
@@ -92,138 +78,11 @@ export function writeVector(ctx: StoreContext, row: MemoryRow, vector: MemoryVec
     .run(vector.embedder, dim, row.fact_id);
 }
 
-function factRow(
-  ctx: StoreContext,
-  tenant: string,
-  namespace: string,
-  id: string,
-): MemoryRow | undefined {
-  return ctx
-    .sql('SELECT * FROM memory_facts WHERE tenant = ? AND namespace = ? AND id = ?')
-    .get(tenant, namespace, id) as MemoryRow | undefined;
-}
-
-export function putMemory(
-  ctx: StoreContext,
-  input: MemoryPutInput,
-): { fact: MemoryFact; created: boolean } {
-  return ctx.write((changes) => {
-    requireTenant(ctx, input.tenant);
-    const existing = factRow(ctx, input.tenant, input.namespace, input.id);
-    const now = ctx.now();
-    const metadata = JSON.stringify(input.metadata);
-    requireStorageQuota(
-      ctx,
-      changes,
-      input.tenant,
-      'memory_bytes',
-      memoryFactBytes(input.text, metadata),
-      () => (existing ? memoryFactBytes(existing.text, existing.metadata) : 0),
-      input.max_bytes,
-    );
-    if (existing) {
-      const updatedAt = Math.max(now, existing.updated_at + 1);
-      // Setting text only when it changed keeps the FTS triggers from re-indexing it.
-      if (existing.text !== input.text) {
-        ctx
-          .sql('UPDATE memory_facts SET text = ?, metadata = ?, updated_at = ? WHERE fact_id = ?')
-          .run(input.text, metadata, updatedAt, existing.fact_id);
-      } else {
-        ctx
-          .sql('UPDATE memory_facts SET metadata = ?, updated_at = ? WHERE fact_id = ?')
-          .run(metadata, updatedAt, existing.fact_id);
-      }
-    } else {
-      ctx
-        .sql(
-          `INSERT INTO memory_facts (tenant, namespace, id, text, metadata, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(input.tenant, input.namespace, input.id, input.text, metadata, now, now);
-    }
-    const row = factRow(ctx, input.tenant, input.namespace, input.id) as MemoryRow;
-    writeVector(ctx, row, input.vector);
-    return { fact: toMemoryFact(row), created: !existing };
-  });
-}
-
-/**
- * Facts of (tenant, namespace) whose vector is not from `embedder`, counted per
- * embedder. The common case (nothing stale) is one probe of the index.
- */
-export function staleMemoryCounts(
-  ctx: StoreContext,
-  tenant: string,
-  namespace: string,
-  embedder: string,
-): MemoryEmbedderCount[] {
-  // Three index seeks instead of one OR (which SQLite answers with a scan of the
-  // namespace): this runs before every semantic search.
-  const stale =
-    ctx
-      .sql(
-        'SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder IS NULL LIMIT 1',
-      )
-      .get(tenant, namespace) !== undefined ||
-    ctx
-      .sql('SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder < ? LIMIT 1')
-      .get(tenant, namespace, embedder) !== undefined ||
-    ctx
-      .sql('SELECT 1 FROM memory_facts WHERE tenant = ? AND namespace = ? AND embedder > ? LIMIT 1')
-      .get(tenant, namespace, embedder) !== undefined;
-  if (!stale) return [];
-  return ctx
-    .sql(
-      `SELECT embedder, dim, COUNT(*) AS count FROM memory_facts
-       WHERE tenant = ? AND namespace = ? AND embedder IS NOT ?
-       GROUP BY embedder, dim ORDER BY count DESC`,
-    )
-    .all(tenant, namespace, embedder) as MemoryEmbedderCount[];
-}
-
-/** Every fact (all tenants) whose vector is not from `embedder`, in a stable order. */
-export function listStaleMemory(
-  ctx: StoreContext,
-  embedder: string,
-  limit: number,
-  afterKey: number,
-): MemoryStaleFact[] {
-  const rows = ctx
-    .sql(
-      `SELECT fact_id, tenant, namespace, id, text, updated_at FROM memory_facts
-       WHERE fact_id > ? AND embedder IS NOT ? ORDER BY fact_id LIMIT CAST(? AS INTEGER)`,
-    )
-    .all(afterKey, embedder, limit) as Pick<
-    MemoryRow,
-    'fact_id' | 'tenant' | 'namespace' | 'id' | 'text' | 'updated_at'
-  >[];
-  return rows.map(toStaleFact);
-}
-
-export function countStaleMemory(ctx: StoreContext, embedder: string): number {
-  return (
-    ctx.sql('SELECT COUNT(*) AS n FROM memory_facts WHERE embedder IS NOT ?').get(embedder) as {
-      n: number;
-    }
-  ).n;
-}
-
-/** Stores re-embedded vectors in one transaction; a fact changed meanwhile is skipped. */
-export function setMemoryVectors(
-  ctx: StoreContext,
-  updates: readonly MemoryVectorUpdate[],
-): number {
-  return ctx.write(() => {
-    let written = 0;
-    for (const update of updates) {
-      const row = ctx.sql('SELECT * FROM memory_facts WHERE fact_id = ?').get(update.key) as
-        MemoryRow | undefined;
-      if (!row || row.updated_at !== update.version) continue;
-      writeVector(ctx, row, update.vector);
-      written++;
-    }
-    return written;
-  });
+/** The shared writes' VectorWriter: writeVector, inside their synchronous write. */
+export function vectorWriter(ctx: StoreContext): VectorWriter {
+  return function* (tx, fact, vector) {
+    yield* tx.call(() => writeVector(ctx, fact, vector));
+  };
 }
 
 /**

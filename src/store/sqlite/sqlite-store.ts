@@ -62,7 +62,7 @@ import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
 import * as steering from './steering.ts';
-import * as retention from './retention.ts';
+import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
 import * as deliveries from '../repositories/deliveries.ts';
@@ -351,7 +351,7 @@ export class SqliteStore implements Store {
     );
   }
   async pruneRunHistory(input: PruneInput): Promise<PruneResult> {
-    return retention.pruneRunHistory(this.ctx, input);
+    return write(this.ctx, (tx) => retention.pruneRunHistory(tx, input));
   }
   async getEntriesPage(
     tenant: string,
@@ -489,7 +489,9 @@ export class SqliteStore implements Store {
 
   // memory (src/store/sqlite/memory*.ts)
   async putMemory(input: MemoryPutInput): Promise<{ fact: MemoryFact; created: boolean }> {
-    return memory.putMemory(this.ctx, input);
+    return write(this.ctx, (tx) =>
+      sharedMemory.putMemory(tx, input, memory.vectorWriter(this.ctx)),
+    );
   }
   async getMemory(tenant: string, namespace: string, id: string): Promise<MemoryFact | null> {
     return read(this.ctx, (db) => sharedMemory.getMemory(db, tenant, namespace, id));
@@ -528,20 +530,22 @@ export class SqliteStore implements Store {
     namespace: string,
     embedder: string,
   ): Promise<MemoryEmbedderCount[]> {
-    return memory.staleMemoryCounts(this.ctx, tenant, namespace, embedder);
+    return read(this.ctx, (db) => sharedMemory.staleMemoryCounts(db, tenant, namespace, embedder));
   }
   async listStaleMemory(
     embedder: string,
     limit: number,
     afterKey: number,
   ): Promise<MemoryStaleFact[]> {
-    return memory.listStaleMemory(this.ctx, embedder, limit, afterKey);
+    return read(this.ctx, (db) => sharedMemory.listStaleMemory(db, embedder, limit, afterKey));
   }
   async countStaleMemory(embedder: string): Promise<number> {
-    return memory.countStaleMemory(this.ctx, embedder);
+    return read(this.ctx, (db) => sharedMemory.countStaleMemory(db, embedder));
   }
   async setMemoryVectors(updates: MemoryVectorUpdate[]): Promise<number> {
-    return memory.setMemoryVectors(this.ctx, updates);
+    return write(this.ctx, (tx) =>
+      sharedMemory.setMemoryVectors(tx, updates, memory.vectorWriter(this.ctx)),
+    );
   }
 
   // --- WebAssembly tools (docs/wasm-tools.md) ---

@@ -10,7 +10,10 @@ import { sqliteDialect } from './dialect.ts';
 
 const reads = new Reads(sqliteDialect);
 
-function runStep(ctx: StoreContext, step: Step): unknown {
+/** What driving needs of a connection: its statements (StoreContext, or a bare one). */
+type Statements = Pick<StoreContext, 'sql'>;
+
+function runStep(ctx: Statements, step: Step): unknown {
   if (step.kind === 'call') {
     const result = step.work();
     if (result instanceof Promise) throw new Error('a SQLite write cannot await');
@@ -24,7 +27,7 @@ function runStep(ctx: StoreContext, step: Step): unknown {
 }
 
 /** Runs every step of `op` now, on this connection (inside whatever write is open). */
-export function drive<T>(ctx: StoreContext, op: Op<T>): T {
+export function drive<T>(ctx: Statements, op: Op<T>): T {
   let next = op.next();
   while (!next.done) {
     let result: unknown;
