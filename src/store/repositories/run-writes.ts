@@ -4,6 +4,11 @@
 // row-locks the run, so a stale attempt in another process waits for the current
 // holder's transaction and then finds the fence moved. The fault points around these
 // writes are the backend's (its facade hits them around the write).
+//
+// The fence is written out in each statement rather than spliced in as a fragment: a
+// statement without fragments keeps its template's strings as its parts, so the
+// dialect finds its text without joining a new string per call (these are on every
+// turn's path).
 
 import type { Run, RunEntry, RunError } from '../../types.ts';
 import type { RunRow } from '../rows.ts';
@@ -18,7 +23,6 @@ import {
   terminalEventData,
 } from '../rules/run-writes.ts';
 import type { Fence, FinalizeInput, ProgressInput } from '../store.ts';
-import type { Query } from '../sql/query.ts';
 import { sql } from '../sql/query.ts';
 import type { Op, Writes } from '../sql/steps.ts';
 import { cancelPendingApprovals } from './approvals.ts';
@@ -26,11 +30,6 @@ import { insertDeliveryForRun } from './deliveries.ts';
 import { appendTurnToThread } from './threads.ts';
 import { appendEntries, appendEvent, appendEvents } from './trace.ts';
 import { recordUsage } from './usage.ts';
-
-/** The fence: the attempt must still be the current one of a running run. */
-function fenced(fence: Fence): Query {
-  return sql`run_id = ${fence.run_id} AND status = 'running' AND attempt = ${fence.attempt}`;
-}
 
 /** Extends the lease of the fenced attempt; false when it no longer holds the run. */
 export function* heartbeat(
@@ -42,7 +41,7 @@ export function* heartbeat(
   const changed = yield* tx.run(
     sql`UPDATE runs SET lease_expires_at = ${tx.now + leaseMs},
           elapsed_ms = COALESCE(${elapsedMs ?? null}, elapsed_ms)
-        WHERE ${fenced(fence)}`,
+        WHERE run_id = ${fence.run_id} AND status = 'running' AND attempt = ${fence.attempt}`,
   );
   return changed === 1;
 }
@@ -63,7 +62,8 @@ export function* appendProgress(tx: Writes, fence: Fence, progress: ProgressInpu
     sql`UPDATE runs SET steps = COALESCE(${values.steps}, steps),
           usage = COALESCE(${values.usage}, usage),
           elapsed_ms = COALESCE(${values.elapsed_ms}, elapsed_ms)
-        WHERE ${fenced(fence)} RETURNING tenant, run_id, agent, scope`,
+        WHERE run_id = ${fence.run_id} AND status = 'running' AND attempt = ${fence.attempt}
+        RETURNING tenant, run_id, agent, scope`,
   );
   if (!run) throw leaseLost(fence);
   yield* recordUsage(tx, run, progress);
@@ -79,7 +79,8 @@ function* settleRun(tx: Writes, fence: Fence, input: FinalizeInput): Op<RunRow> 
           error = ${values.error}, steps = ${values.steps}, usage = ${values.usage},
           elapsed_ms = ${values.elapsed_ms}, finished_at = ${values.finished_at},
           lease_owner = NULL, lease_expires_at = NULL
-        WHERE ${fenced(fence)} RETURNING *`,
+        WHERE run_id = ${fence.run_id} AND status = 'running' AND attempt = ${fence.attempt}
+        RETURNING *`,
   );
   if (!row) throw leaseLost(fence);
   return row;
