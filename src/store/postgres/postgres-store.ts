@@ -87,14 +87,13 @@ import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
 import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
-import * as runWrites from './run-writes.ts';
+import * as runWrites from '../repositories/run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
-import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from '../repositories/trace.ts';
 import * as usage from '../repositories/usage.ts';
@@ -233,7 +232,7 @@ export class PostgresStore implements Store {
     return read(this.ctx, (db) => agents.listAgents(db, tenant, limit, cursor));
   }
   deleteAgent(tenant: string, name: string): Promise<boolean> {
-    return deleteAgent(this.ctx, tenant, name);
+    return write(this.ctx, (tx) => agents.deleteAgent(tx, tenant, name));
   }
 
   enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
@@ -249,16 +248,25 @@ export class PostgresStore implements Store {
     return runs.claimNextRun(this.ctx, options);
   }
   heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
-    return runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs);
+    return write(this.ctx, (tx) => runWrites.heartbeat(tx, fence, leaseMs, elapsedMs));
   }
-  appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
-    return runWrites.appendProgress(this.ctx, fence, progress);
+  async appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
+    const stored = await write(this.ctx, (tx) => runWrites.appendProgress(tx, fence, progress));
+    this.ctx.failpoints.hit('entry.after_commit');
+    return stored;
   }
   loadEntries(runId: string): Promise<RunEntry[]> {
     return read(this.ctx, (db) => trace.loadEntries(db, runId));
   }
-  finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
-    return runWrites.finalizeRun(this.ctx, fence, input);
+  async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
+    const { ctx } = this;
+    const run = await write(ctx, function* (tx) {
+      const finalized = yield* runWrites.finalizeRun(tx, fence, input);
+      ctx.failpoints.hit('finalize.before_commit');
+      return finalized;
+    });
+    ctx.failpoints.hit('finalize.after_commit');
+    return run;
   }
   async takeSteers(
     fence: Fence,
@@ -272,7 +280,12 @@ export class PostgresStore implements Store {
     return steering.forkRun(this.ctx, input);
   }
   cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
-    return runWrites.cancelRun(this.ctx, tenant, runId, reason);
+    const { ctx } = this;
+    return write(ctx, function* (tx) {
+      const outcome = yield* runWrites.cancelRun(tx, tenant, runId, reason);
+      if (outcome?.cancelled) ctx.failpoints.hit('cancel.before_commit');
+      return outcome?.run ?? null;
+    });
   }
   async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
     const { ctx } = this;

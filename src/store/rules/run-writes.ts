@@ -1,6 +1,6 @@
-// The rules of writes to a run both backends share: the fence's refusal, what a
-// progress write, a finalization and a cancel store, and the events and change
-// notifications they leave. The fenced UPDATE statements themselves are backend SQL.
+// The rules of writes to a run: the fence's refusal, what a progress write, a
+// finalization and a cancel store, and the events and change notifications they leave.
+// The statements are in ../repositories/run-writes.ts.
 
 import { KeelError } from '../../errors.ts';
 import type { JsonObject, RunError, RunStatus } from '../../types.ts';
@@ -22,26 +22,41 @@ export function eventDataText(event: NewEvent): string {
 }
 
 /** steps, usage, elapsed_ms of a progress write; null keeps the stored value. */
-export function progressValues(progress: ProgressInput): (string | number | null)[] {
-  return [
-    progress.steps ?? null,
-    progress.usage ? JSON.stringify(progress.usage) : null,
-    progress.elapsed_ms ?? null,
-  ];
+export function progressValues(progress: ProgressInput): {
+  steps: number | null;
+  usage: string | null;
+  elapsed_ms: number | null;
+} {
+  return {
+    steps: progress.steps ?? null,
+    usage: progress.usage ? JSON.stringify(progress.usage) : null,
+    elapsed_ms: progress.elapsed_ms ?? null,
+  };
 }
 
-/** status, output, error, steps, usage, elapsed_ms, finished_at of a finalization. */
-export function settleValues(input: FinalizeInput, now: number): (string | number | null)[] {
+/** What a finalization stores in the run row. */
+export function settleValues(
+  input: FinalizeInput,
+  now: number,
+): {
+  status: RunStatus;
+  output: string | null;
+  error: string | null;
+  steps: number;
+  usage: string;
+  elapsed_ms: number;
+  finished_at: number;
+} {
   const succeeded = input.status === 'succeeded';
-  return [
-    input.status,
-    succeeded ? JSON.stringify(input.output) : null,
-    succeeded ? null : JSON.stringify(input.error),
-    input.steps,
-    JSON.stringify(input.usage),
-    input.elapsed_ms,
-    now,
-  ];
+  return {
+    status: input.status,
+    output: succeeded ? JSON.stringify(input.output) : null,
+    error: succeeded ? null : JSON.stringify(input.error),
+    steps: input.steps,
+    usage: JSON.stringify(input.usage),
+    elapsed_ms: input.elapsed_ms,
+    finished_at: now,
+  };
 }
 
 /** The data of the terminal `run.succeeded` / `run.failed` event. */

@@ -89,14 +89,13 @@ import type {
 import type { DataDirLock } from './lock.ts';
 import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
-import * as runWrites from './run-writes.ts';
+import * as runWrites from '../repositories/run-writes.ts';
 import * as runs from './runs.ts';
 import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
 import * as tenants from '../repositories/tenants.ts';
 import * as agents from '../repositories/agents.ts';
-import { deleteAgent } from './delete-agent.ts';
 import * as threads from '../repositories/threads.ts';
 import * as trace from '../repositories/trace.ts';
 import * as usage from '../repositories/usage.ts';
@@ -252,7 +251,9 @@ export class SqliteStore implements Store {
     return read(this.ctx, (db) => agents.listAgents(db, tenant, limit, cursor));
   }
   async deleteAgent(tenant: string, name: string): Promise<boolean> {
-    return this.ctx.disk.freeingSpace(() => deleteAgent(this.ctx, tenant, name));
+    return this.ctx.disk.freeingSpace(() =>
+      write(this.ctx, (tx) => agents.deleteAgent(tx, tenant, name)),
+    );
   }
 
   async enqueueRun(input: EnqueueRunInput): Promise<EnqueueResult> {
@@ -273,7 +274,9 @@ export class SqliteStore implements Store {
     return this.ctx.batched(() => runs.claimNextRun(this.ctx, options));
   }
   async heartbeat(fence: Fence, leaseMs: number, elapsedMs?: number): Promise<boolean> {
-    return this.ctx.batched(() => runWrites.heartbeat(this.ctx, fence, leaseMs, elapsedMs));
+    return this.ctx.batched(() =>
+      write(this.ctx, (tx) => runWrites.heartbeat(tx, fence, leaseMs, elapsedMs)),
+    );
   }
   /**
    * SQLite only, not part of Store: the process that owns the data dir expires every
@@ -281,19 +284,40 @@ export class SqliteStore implements Store {
    * shared PostgreSQL database has live leases of other processes: no such operation.
    */
   async expireAllLeases(): Promise<number> {
-    return runWrites.expireAllLeases(this.ctx);
+    return write(this.ctx, (tx) => runWrites.expireAllLeases(tx));
   }
   async appendProgress(fence: Fence, progress: ProgressInput): Promise<RunEntry[]> {
-    return this.ctx.batched(() => runWrites.appendProgress(this.ctx, fence, progress));
+    const { ctx } = this;
+    return ctx.batched(() => {
+      const stored = write(ctx, (tx) => runWrites.appendProgress(tx, fence, progress));
+      ctx.afterCommit(() => ctx.failpoints.hit('entry.after_commit'));
+      return stored;
+    });
   }
   async loadEntries(runId: string): Promise<RunEntry[]> {
     return read(this.ctx, (db) => trace.loadEntries(db, runId));
   }
   async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
-    return this.ctx.batched(() => runWrites.finalizeRun(this.ctx, fence, input));
+    const { ctx } = this;
+    return ctx.batched(() => {
+      const run = write(ctx, function* (tx) {
+        const finalized = yield* runWrites.finalizeRun(tx, fence, input);
+        ctx.failpoints.hit('finalize.before_commit');
+        return finalized;
+      });
+      ctx.afterCommit(() => ctx.failpoints.hit('finalize.after_commit'));
+      return run;
+    });
   }
   async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
-    return this.ctx.batched(() => runWrites.cancelRun(this.ctx, tenant, runId, reason));
+    const { ctx } = this;
+    return ctx.batched(() =>
+      write(ctx, function* (tx) {
+        const outcome = yield* runWrites.cancelRun(tx, tenant, runId, reason);
+        if (outcome?.cancelled) ctx.failpoints.hit('cancel.before_commit');
+        return outcome?.run ?? null;
+      }),
+    );
   }
   async takeSteers(
     fence: Fence,
