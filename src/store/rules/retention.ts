@@ -1,7 +1,7 @@
 // Retention (docs/store.md, "Retention"): which runs lose their history, and what one
 // bounded batch finished. Both backends walk the same plan — the finished runs past the
 // cutoff in (finished_at, run_id) order, a batch's deletes capped at `limit` rows — and
-// only the SQL differs (sqlite/retention.ts, postgres/retention.ts).
+// the statements are written once (../repositories/retention.ts).
 
 /**
  * What a pass prunes: a finished run's trace events (`run_events`), its journal entries
