@@ -36,4 +36,5 @@ export const postgresDialect: Dialect = {
   turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
   inList: (column, values) => sql`${column} = ANY(${values}::text[])`,
   appendNumbered,
+  indexedBy: () => raw(''),
 };

@@ -37,6 +37,12 @@ export interface Dialect {
    * of rows would be compiled again for every new count).
    */
   appendNumbered(insert: NumberedInsert): Query[];
+  /**
+   * Written after a table in FROM: the index the statement must read it through.
+   * SQLite: INDEXED BY (its planner would pick another, slower one). PostgreSQL: nothing,
+   * it takes no hints. `index` is a name fixed in the code.
+   */
+  indexedBy(index: string): Query;
 }
 
 /** Rows of an append-only table numbered per run (run_events, run_entries). */

@@ -30,4 +30,5 @@ export const sqliteDialect: Dialect = {
   turnsOn: () => null,
   inList: (column, values) => sql`${column} IN (SELECT value FROM json_each(${values}))`,
   appendNumbered,
+  indexedBy: (index) => raw(` INDEXED BY ${index}`),
 };
