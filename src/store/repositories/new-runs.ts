@@ -5,7 +5,7 @@ import { newRunValues } from '../rules/runs.ts';
 import { queueFullError, queueIsFull } from '../rules/tenant-fairness.ts';
 import type { RunRow } from '../rows.ts';
 import type { EnqueueRunInput } from '../store.ts';
-import { join, limitOf, raw, sql } from '../sql/query.ts';
+import { limitOf, sql } from '../sql/query.ts';
 import type { Op, Writes } from '../sql/steps.ts';
 
 /**
@@ -31,11 +31,14 @@ export function* requireQueueRoom(
 
 /** Inserts the queued run `input` describes; the row as stored. */
 export function* insertQueuedRun(tx: Writes, input: EnqueueRunInput): Op<RunRow> {
-  const values = newRunValues(input, tx.now).map((value) => sql`${value}`);
+  // Written out, not joined from the list: the enqueue is on every turn's path.
+  const [id, tenant, agent, scope, source, runInput, requestId, fingerprint, to, usage, at] =
+    newRunValues(input, tx.now);
   const row = yield* tx.one<RunRow>(
     sql`INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
           delivery_destination, status, usage, created_at)
-        VALUES (${join([...values.slice(0, 9), raw("'queued'"), ...values.slice(9)], ', ')})
+        VALUES (${id}, ${tenant}, ${agent}, ${scope}, ${source}, ${runInput}, ${requestId},
+          ${fingerprint}, ${to}, 'queued', ${usage}, ${at})
         RETURNING *`,
   );
   if (!row) throw new Error('run row missing after insert');
