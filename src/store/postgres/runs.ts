@@ -18,20 +18,17 @@ import { capWhenAloneParam, runningCapParam } from '../rules/tenant-fairness.ts'
  * The enqueue inside the caller's transaction (fireSchedule nests it). The lane's
  * interrupt cancels through this backend's cancelIn, on the same client.
  */
-export function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
+export function enqueueIn(ctx: PgContext, tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
   return within(tx, (writes) =>
     shared.enqueueRun(writes, input, {
       cancel: (_, holder, reason) => cancelIn(tx, holder, reason),
+      beforeCommit: () => ctx.failpoints.hit('submit.before_commit'),
     }),
   );
 }
 
 export async function enqueueRun(ctx: PgContext, input: EnqueueRunInput): Promise<EnqueueResult> {
-  const result = await ctx.write(async (tx) => {
-    const enqueued = await enqueueIn(tx, input);
-    if (!enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
-    return enqueued;
-  });
+  const result = await ctx.write((tx) => enqueueIn(ctx, tx, input));
   if (!result.deduplicated) ctx.failpoints.hit('submit.after_commit');
   return result;
 }

@@ -35,10 +35,16 @@ export function* getRun(db: Reads, tenant: string, runId: string): Op<Run | null
  * submits of one request_id, an on_busy=reject check and another enqueue into the lane,
  * two counts of one tenant's queue.
  */
+/** What the enqueue needs of the code still written per backend. */
+export interface EnqueueHooks extends LaneHooks {
+  /** The `submit.before_commit` failpoint: a new run is written, not yet committed. */
+  beforeCommit(): void;
+}
+
 export function* enqueueRun(
   tx: Writes,
   input: EnqueueRunInput,
-  hooks: LaneHooks,
+  hooks: EnqueueHooks,
 ): Op<EnqueueResult> {
   yield* requireTenant(tx, input.tenant);
   // Looked up before the agent: a replay finds its run even after the agent was deleted.
@@ -66,6 +72,7 @@ export function* enqueueRun(
   const data = steerTarget ? steerEventData(input, steerTarget.run_id) : queuedEventData(input);
   yield* appendEvent(tx, input, 'run.queued', data);
   tx.changes.push(queuedChange(input));
+  hooks.beforeCommit();
   if (steerTarget) return { run: toRun(steerTarget), deduplicated: false, steer_id: input.run_id };
   return { run: toRun(row), deduplicated: false };
 }
