@@ -172,6 +172,10 @@ export function usageSuite(factory: StoreFactory): void {
         assert.equal(details.used, 100);
         assert.ok(Number(details.retry_after_s) > 0 && Number(details.retry_after_s) <= 86_400);
       }
+      // A schedule's run is not refused (it stops at its first step boundary), on both
+      // backends alike (PostgreSQL refused it when enqueued outside a fire).
+      const scheduled = await store.enqueueRun(turn({ scope: 's3', source: 'schedule' }));
+      assert.equal(scheduled.deduplicated, false);
       // A replay of an accepted turn still answers with its run.
       const replay = await store.enqueueRun(turn({ request_id: 'r1' }));
       assert.equal(replay.deduplicated, true);

@@ -68,7 +68,7 @@ import type {
 import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
-import * as steering from './steering.ts';
+import * as steering from '../repositories/steering.ts';
 import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { PgContext } from './context.ts';
@@ -89,6 +89,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from '../repositories/run-writes.ts';
 import * as runs from './runs.ts';
+import * as sharedRuns from '../repositories/runs.ts';
 import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
@@ -239,10 +240,10 @@ export class PostgresStore implements Store {
     return runs.enqueueRun(this.ctx, input);
   }
   getRun(tenant: string, runId: string): Promise<Run | null> {
-    return runs.getRun(this.ctx.read, tenant, runId);
+    return read(this.ctx, (db) => sharedRuns.getRun(db, tenant, runId));
   }
   listRuns(tenant: string, filter: RunFilter, limit: number, cursor?: string): Promise<Page<Run>> {
-    return runs.listRuns(this.ctx.read, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedRuns.listRuns(db, tenant, filter, limit, cursor));
   }
   claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return runs.claimNextRun(this.ctx, options);
@@ -273,11 +274,11 @@ export class PostgresStore implements Store {
     entryFor: (steer: PendingSteer) => EntryBody,
   ): Promise<RunEntry[]> {
     // The common case, nothing steered, costs one indexed read and no transaction.
-    if (!(await steering.hasPendingSteers(this.ctx.read, fence.run_id))) return [];
-    return steering.takeSteers(this.ctx, fence, entryFor);
+    if (!(await read(this.ctx, (db) => steering.hasPendingSteers(db, fence.run_id)))) return [];
+    return write(this.ctx, (tx) => steering.takeSteers(tx, fence, entryFor));
   }
   forkRun(input: ForkRunInput): Promise<Run> {
-    return steering.forkRun(this.ctx, input);
+    return write(this.ctx, (tx) => steering.forkRun(tx, input));
   }
   cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     const { ctx } = this;

@@ -1,131 +1,36 @@
-// Runs: idempotent enqueue, reads, keyset listing, and the claim — one UPDATE whose
-// CTE picks the oldest claimable run with FOR UPDATE SKIP LOCKED, so concurrent
-// claimers in many processes never wait on each other and never take the same run.
+// Runs on PostgreSQL: the claim — one UPDATE whose CTE picks the oldest claimable run
+// with FOR UPDATE SKIP LOCKED, so concurrent claimers in many processes never wait on
+// each other and never take the same run. The enqueue, reads and listing are shared
+// (../repositories/runs.ts) and driven here with PostgreSQL's failpoints.
 
-import {
-  newRunValues,
-  queuedChange,
-  queuedEventData,
-  refuseBusyLane,
-  requireAgentFound,
-} from '../rules/runs.ts';
-import { steerEventData } from '../rules/steering.ts';
-import { busyLaneAction, markSteer, replayOfRequest } from './steering.ts';
-import type { Run } from '../../types.ts';
-import type {
-  ClaimedRun,
-  ClaimOptions,
-  EnqueueResult,
-  EnqueueRunInput,
-  Page,
-  RunFilter,
-} from '../store.ts';
-import type { PgContext, Sql, Tx } from './context.ts';
-import { listByKey } from './keyset.ts';
-import { RUN_LIST } from '../rules/keyset.ts';
+import * as shared from '../repositories/runs.ts';
+import type { ClaimedRun, ClaimOptions, EnqueueResult, EnqueueRunInput } from '../store.ts';
+import type { PgContext, Tx } from './context.ts';
 import { isUniqueViolation } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
-import { requireTenant } from './guards.ts';
-import { requireDailyBudget } from './usage.ts';
+import { cancelIn } from './run-writes.ts';
+import { within } from './steps.ts';
 import { appendEvent } from './trace.ts';
-import {
-  capWhenAloneParam,
-  queueFullError,
-  queueIsFull,
-  runningCapParam,
-} from '../rules/tenant-fairness.ts';
-
-export async function getRun(sql: Sql, tenant: string, runId: string): Promise<Run | null> {
-  const row = await sql.one<RunRow>('SELECT * FROM runs WHERE run_id = $1 AND tenant = $2', [
-    runId,
-    tenant,
-  ]);
-  return row ? toRun(row) : null;
-}
+import { capWhenAloneParam, runningCapParam } from '../rules/tenant-fairness.ts';
 
 /**
- * The enqueue inside the caller's transaction (fireSchedule nests it). Advisory locks
- * serialize what a unique index cannot: two enqueues of one request_id, and an
- * on_busy=reject check racing another enqueue into the same lane.
+ * The enqueue inside the caller's transaction (fireSchedule nests it). The lane's
+ * interrupt cancels through this backend's cancelIn, on the same client.
  */
-export async function enqueueIn(tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
-  await requireTenant(tx, input.tenant);
-  // Looked up before the agent: a replay finds its run even after the agent was deleted.
-  const replayed = await replayOfRequest(tx, input);
-  if (replayed) return replayed;
-  const agent = await tx.one('SELECT 1 FROM agents WHERE tenant = $1 AND name = $2 FOR SHARE', [
-    input.tenant,
-    input.agent,
-  ]);
-  requireAgentFound(agent, input.agent);
-  if (input.on_busy === 'reject') {
-    await tx.one(
-      "SELECT pg_advisory_xact_lock(hashtext('lane:' || $1 || ':' || $2 || ':' || $3))",
-      [input.tenant, input.agent, input.scope],
-    );
-    const busy = await tx.one<{ run_id: string }>(
-      `SELECT run_id FROM runs WHERE tenant = $1 AND agent = $2 AND scope = $3
-         AND status IN ('queued', 'running', 'waiting') LIMIT 1`,
-      [input.tenant, input.agent, input.scope],
-    );
-    refuseBusyLane(busy, input.scope);
-  }
-  const steerTarget = await busyLaneAction(tx, input);
-  if (input.max_queued !== undefined && input.max_queued !== null) {
-    // One tenant's enqueues take turns here, so the count below stays exact until commit.
-    await tx.one("SELECT pg_advisory_xact_lock(hashtext('queued:' || $1))", [input.tenant]);
-    const counted = await tx.one<{ queued: number }>(
-      `SELECT count(*)::int AS queued FROM (SELECT 1 FROM runs
-         WHERE tenant = $1 AND status = 'queued' LIMIT $2) AS q`,
-      [input.tenant, input.max_queued],
-    );
-    if (queueIsFull(counted?.queued ?? 0, input.max_queued)) {
-      throw queueFullError(input.tenant, input.max_queued);
-    }
-  }
-  const row = await tx.one<RunRow>(
-    `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
-       delivery_destination, status, usage, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'queued', $10, $11) RETURNING *`,
-    newRunValues(input, tx.now),
+export function enqueueIn(ctx: PgContext, tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
+  return within(tx, (writes) =>
+    shared.enqueueRun(writes, input, {
+      cancel: (_, holder, reason) => cancelIn(tx, holder, reason),
+      beforeCommit: () => ctx.failpoints.hit('submit.before_commit'),
+    }),
   );
-  if (steerTarget) await markSteer(tx, input.run_id, steerTarget.run_id);
-  const data = steerTarget ? steerEventData(input, steerTarget.run_id) : queuedEventData(input);
-  await appendEvent(tx, input, 'run.queued', data);
-  tx.changes.push(queuedChange(input));
-  if (steerTarget) return { run: toRun(steerTarget), deduplicated: false, steer_id: input.run_id };
-  return { run: toRun(row as RunRow), deduplicated: false };
 }
 
 export async function enqueueRun(ctx: PgContext, input: EnqueueRunInput): Promise<EnqueueResult> {
-  const result = await ctx.write(async (tx) => {
-    const enqueued = await enqueueIn(tx, input);
-    // A new turn past the tenant's daily budget rolls back (a replay still answers); a
-    // schedule's fire (enqueueIn in fireSchedule) is not refused: its run stops at its
-    // first step boundary.
-    if (!enqueued.deduplicated) await requireDailyBudget(tx, input.tenant);
-    if (!enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
-    return enqueued;
-  });
+  const result = await ctx.write((tx) => enqueueIn(ctx, tx, input));
   if (!result.deduplicated) ctx.failpoints.hit('submit.after_commit');
   return result;
-}
-
-export async function listRuns(
-  sql: Sql,
-  tenant: string,
-  filter: RunFilter,
-  limit: number,
-  cursor?: string,
-): Promise<Page<Run>> {
-  const { agent, scope, status, source } = filter;
-  return listByKey(
-    sql,
-    { ...RUN_LIST, tenant, equals: { agent, scope, status, source }, limit, cursor },
-    toRun,
-    (row: RunRow) => row.run_id,
-  );
 }
 
 // The claim, one statement. Candidates:

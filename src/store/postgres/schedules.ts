@@ -40,11 +40,7 @@ export function fireSchedule(
   return ctx.write((client) =>
     within(client, (tx) =>
       shared.fireSchedule(tx, input, {
-        async enqueue(run) {
-          const enqueued = await enqueueIn(client, run);
-          if (!enqueued.deduplicated) ctx.failpoints.hit('submit.before_commit');
-          return enqueued;
-        },
+        enqueue: (run) => enqueueIn(ctx, client, run),
         beforeCommit: () => ctx.failpoints.hit('schedule.fire.before_commit'),
       }),
     ),

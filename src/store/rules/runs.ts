@@ -29,12 +29,27 @@ export function refuseBusyLane(busy: { run_id: string } | undefined, scope: stri
   if (busy) throw new KeelError('SCOPE_BUSY', `scope ${scope} already has run ${busy.run_id}`);
 }
 
+/** run_id … created_at of a new run (newRunValues). */
+export type NewRunValues = [
+  runId: string,
+  tenant: string,
+  agent: string,
+  scope: string,
+  source: string,
+  input: string,
+  requestId: string | null,
+  fingerprint: string,
+  destination: string | null,
+  usage: string,
+  createdAt: number,
+];
+
 /**
  * The values of a new queued run, in the column order both backends insert:
  * run_id, tenant, agent, scope, source, input, request_id, fingerprint,
  * delivery_destination, usage, created_at.
  */
-export function newRunValues(input: EnqueueRunInput, now: number): (string | number | null)[] {
+export function newRunValues(input: EnqueueRunInput, now: number): NewRunValues {
   return [
     input.run_id,
     input.tenant,

@@ -1,116 +1,37 @@
-// Runs: idempotent enqueue, reads, keyset listing, and the claim that keeps every
-// (tenant, agent, scope) lane at one running run.
+// Runs on SQLite: the claim, which keeps every (tenant, agent, scope) lane at one running
+// run; the enqueue, reads and listing are shared (../repositories/runs.ts) and driven
+// here with SQLite's failpoints.
 
-import {
-  newRunValues,
-  queuedChange,
-  queuedEventData,
-  refuseBusyLane,
-  requireAgentFound,
-} from '../rules/runs.ts';
-import { steerEventData } from '../rules/steering.ts';
-import { busyLaneAction, markSteer, replayOfRequest } from './steering.ts';
-import type { Run } from '../../types.ts';
-import type {
-  ClaimedRun,
-  ClaimOptions,
-  EnqueueResult,
-  EnqueueRunInput,
-  Page,
-  RunFilter,
-} from '../store.ts';
+import * as shared from '../repositories/runs.ts';
+import type { ClaimedRun, ClaimOptions, EnqueueResult, EnqueueRunInput } from '../store.ts';
 import type { StoreContext } from './context.ts';
-import { listByKey } from './keyset.ts';
-import { RUN_LIST } from '../rules/keyset.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
-import { requireTenant } from './guards.ts';
+import { cancelIn } from './run-writes.ts';
+import { write } from './steps.ts';
 import { appendEvent } from './trace.ts';
-import { requireDailyBudget } from './usage.ts';
-import {
-  capWhenAloneParam,
-  queueFullError,
-  queueIsFull,
-  runningCapParam,
-} from '../rules/tenant-fairness.ts';
+import { capWhenAloneParam, runningCapParam } from '../rules/tenant-fairness.ts';
 
 function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
   return ctx.sql('SELECT * FROM runs WHERE run_id = ?').get(runId) as RunRow | undefined;
 }
 
-export function getRun(ctx: StoreContext, tenant: string, runId: string): Run | null {
-  const row = runRow(ctx, runId);
-  return row && row.tenant === tenant ? toRun(row) : null;
-}
-
+/**
+ * The enqueue in its own write (a savepoint when a schedule's fire has one open, so a
+ * refused enqueue rolls back alone). The lane's interrupt cancels through this
+ * backend's cancelIn, with the write's changes.
+ */
 export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueResult {
-  const result = ctx.write((changes) => {
-    requireTenant(ctx, input.tenant);
-    // The request_id is looked up before the agent: a replay must find its run even
-    // after the agent was deleted.
-    const replayed = replayOfRequest(ctx, input);
-    if (replayed) return replayed;
-    const agent = ctx
-      .sql('SELECT 1 FROM agents WHERE tenant = ? AND name = ?')
-      .get(input.tenant, input.agent);
-    requireAgentFound(agent, input.agent);
-    if (input.on_busy === 'reject') {
-      const busy = ctx
-        .sql(
-          "SELECT run_id FROM runs WHERE tenant = ? AND agent = ? AND scope = ? AND status IN ('queued', 'running', 'waiting') LIMIT 1",
-        )
-        .get(input.tenant, input.agent, input.scope) as { run_id: string } | undefined;
-      refuseBusyLane(busy, input.scope);
-    }
-    const steerTarget = busyLaneAction(ctx, changes, input);
-    if (input.max_queued !== undefined && input.max_queued !== null) {
-      const { queued } = ctx
-        .sql(
-          `SELECT COUNT(*) AS queued FROM (SELECT 1 FROM runs INDEXED BY runs_queued_by_tenant
-             WHERE tenant = ? AND status = 'queued' LIMIT CAST(? AS INTEGER))`,
-        )
-        .get(input.tenant, input.max_queued) as { queued: number };
-      if (queueIsFull(queued, input.max_queued))
-        throw queueFullError(input.tenant, input.max_queued);
-    }
-    // A new turn past the tenant's daily budget is refused; a schedule's fire is not
-    // (its run stops at its first step boundary), as on PostgreSQL.
-    if (input.source !== 'schedule') requireDailyBudget(ctx, changes, input.tenant);
-    const now = ctx.now();
-    ctx
-      .sql(
-        `INSERT INTO runs (run_id, tenant, agent, scope, source, input, request_id, fingerprint,
-           delivery_destination, status, usage, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
-      )
-      .run(newRunValues(input, now));
-    if (steerTarget) markSteer(ctx, input.run_id, steerTarget.run_id);
-    const data = steerTarget ? steerEventData(input, steerTarget.run_id) : queuedEventData(input);
-    appendEvent(ctx, changes, input, 'run.queued', data, now);
-    changes.push(queuedChange(input));
-    ctx.failpoints.hit('submit.before_commit');
-    if (steerTarget)
-      return { run: toRun(steerTarget), deduplicated: false, steer_id: input.run_id };
-    return { run: toRun(runRow(ctx, input.run_id) as RunRow), deduplicated: false };
-  });
+  // The hooks, not a generator around the op: every statement of a generator passes
+  // through each one it is nested in (a few µs of an enqueue).
+  const result = write(ctx, (tx) =>
+    shared.enqueueRun(tx, input, {
+      cancel: (writes, holder, reason) => cancelIn(ctx, writes.changes, holder, reason),
+      beforeCommit: () => ctx.failpoints.hit('submit.before_commit'),
+    }),
+  );
   if (!result.deduplicated) ctx.afterCommit(() => ctx.failpoints.hit('submit.after_commit'));
   return result;
-}
-
-export function listRuns(
-  ctx: StoreContext,
-  tenant: string,
-  filter: RunFilter,
-  limit: number,
-  cursor?: string,
-): Page<Run> {
-  const { agent, scope, status, source } = filter;
-  return listByKey(
-    ctx,
-    { ...RUN_LIST, tenant, equals: { agent, scope, status, source }, limit, cursor },
-    toRun,
-    (row: RunRow) => row.run_id,
-  );
 }
 
 // The fair pick (src/store/rules/tenant-fairness.ts): per tenant under its running cap

@@ -61,7 +61,7 @@ import type {
 import * as approvals from '../repositories/approvals.ts';
 import type { Approval, ApprovalDecision, ApprovalRequest, PendingApproval } from '../shapes.ts';
 import * as artifacts from '../repositories/artifacts.ts';
-import * as steering from './steering.ts';
+import * as steering from '../repositories/steering.ts';
 import * as retention from '../repositories/retention.ts';
 import type { PruneInput, PruneResult } from '../rules/retention.ts';
 import type { StoreContext } from './context.ts';
@@ -91,6 +91,7 @@ import type { Migration } from './migrations.ts';
 import { migrationReport } from './migrations.ts';
 import * as runWrites from '../repositories/run-writes.ts';
 import * as runs from './runs.ts';
+import * as sharedRuns from '../repositories/runs.ts';
 import * as heartbeat from '../repositories/scheduler-heartbeat.ts';
 import * as schedules from './schedules.ts';
 import * as sharedSchedules from '../repositories/schedules.ts';
@@ -260,7 +261,7 @@ export class SqliteStore implements Store {
     return this.ctx.batched(() => runs.enqueueRun(this.ctx, input));
   }
   async getRun(tenant: string, runId: string): Promise<Run | null> {
-    return runs.getRun(this.ctx, tenant, runId);
+    return read(this.ctx, (db) => sharedRuns.getRun(db, tenant, runId));
   }
   async listRuns(
     tenant: string,
@@ -268,7 +269,7 @@ export class SqliteStore implements Store {
     limit: number,
     cursor?: string,
   ): Promise<Page<Run>> {
-    return runs.listRuns(this.ctx, tenant, filter, limit, cursor);
+    return read(this.ctx, (db) => sharedRuns.listRuns(db, tenant, filter, limit, cursor));
   }
   async claimNextRun(options: ClaimOptions): Promise<ClaimedRun | null> {
     return this.ctx.batched(() => runs.claimNextRun(this.ctx, options));
@@ -324,11 +325,13 @@ export class SqliteStore implements Store {
     entryFor: (steer: PendingSteer) => EntryBody,
   ): Promise<RunEntry[]> {
     // The common case, nothing steered, costs one indexed read and no write.
-    if (!steering.hasPendingSteers(this.ctx, fence.run_id)) return [];
-    return this.ctx.batched(() => steering.takeSteers(this.ctx, fence, entryFor));
+    if (!read(this.ctx, (db) => steering.hasPendingSteers(db, fence.run_id))) return [];
+    return this.ctx.batched(() =>
+      write(this.ctx, (tx) => steering.takeSteers(tx, fence, entryFor)),
+    );
   }
   async forkRun(input: ForkRunInput): Promise<Run> {
-    return this.ctx.batched(() => steering.forkRun(this.ctx, input));
+    return this.ctx.batched(() => write(this.ctx, (tx) => steering.forkRun(tx, input)));
   }
   async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
     const { ctx } = this;
