@@ -9,19 +9,16 @@ import type { PgContext, Tx } from './context.ts';
 import { isUniqueViolation } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
-import { cancelIn } from './run-writes.ts';
+import * as trace from '../repositories/trace.ts';
 import { within } from './steps.ts';
-import { appendEvent } from './trace.ts';
 import { capWhenAloneParam, runningCapParam } from '../rules/tenant-fairness.ts';
 
 /**
- * The enqueue inside the caller's transaction (fireSchedule nests it). The lane's
- * interrupt cancels through this backend's cancelIn, on the same client.
+ * The enqueue inside the caller's transaction (fireSchedule nests it).
  */
 export function enqueueIn(ctx: PgContext, tx: Tx, input: EnqueueRunInput): Promise<EnqueueResult> {
   return within(tx, (writes) =>
     shared.enqueueRun(writes, input, {
-      cancel: (_, holder, reason) => cancelIn(tx, holder, reason),
       beforeCommit: () => ctx.failpoints.hit('submit.before_commit'),
     }),
   );
@@ -105,10 +102,11 @@ export async function claimNextRun(
         throw error;
       }
       if (!row) return null;
-      await appendEvent({ ...tx, now: row.claimed_at }, row, 'run.claimed', {
-        attempt: row.attempt,
-        worker: options.owner,
-      });
+      const claimed = { attempt: row.attempt, worker: options.owner };
+      // The event at the claim's own time (the statement's now()), as the row says.
+      await within({ ...tx, now: row.claimed_at }, (writes) =>
+        trace.appendEvent(writes, row, 'run.claimed', claimed),
+      );
       const agent = await tx.one<AgentRow>('SELECT * FROM agents WHERE tenant = $1 AND name = $2', [
         row.tenant,
         row.agent,

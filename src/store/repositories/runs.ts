@@ -16,7 +16,6 @@ import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { requireTenant } from './guards.ts';
 import { listByKey } from './keyset.ts';
 import { insertQueuedRun, requireQueueRoom } from './new-runs.ts';
-import type { LaneHooks } from './steering.ts';
 import { busyLaneAction, markSteer, replayOfRequest } from './steering.ts';
 import { appendEvent } from './trace.ts';
 import { requireDailyBudget } from './usage.ts';
@@ -35,8 +34,8 @@ export function* getRun(db: Reads, tenant: string, runId: string): Op<Run | null
  * submits of one request_id, an on_busy=reject check and another enqueue into the lane,
  * two counts of one tenant's queue.
  */
-/** What the enqueue needs of the code still written per backend. */
-export interface EnqueueHooks extends LaneHooks {
+/** What the enqueue needs of the backend: its failpoint. */
+export interface EnqueueHooks {
   /** The `submit.before_commit` failpoint: a new run is written, not yet committed. */
   beforeCommit(): void;
 }
@@ -62,7 +61,7 @@ export function* enqueueRun(
     );
     refuseBusyLane(busy, input.scope);
   }
-  const steerTarget = yield* busyLaneAction(tx, input, hooks);
+  const steerTarget = yield* busyLaneAction(tx, input);
   yield* requireQueueRoom(tx, input.tenant, input.max_queued);
   // A new turn past the tenant's daily budget is refused; a schedule's fire is not (its
   // run stops at its first step boundary).

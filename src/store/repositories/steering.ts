@@ -34,20 +34,8 @@ import type {
 import { raw, sql } from '../sql/query.ts';
 import type { Op, Reads, Writes } from '../sql/steps.ts';
 import { insertQueuedRun, requireQueueRoom } from './new-runs.ts';
+import { cancelIn } from './run-writes.ts';
 import { appendEntries, appendEvent, appendEvents, loadEntries } from './trace.ts';
-
-/** What the enqueue needs of the run writes still written per backend. */
-export interface LaneHooks {
-  /**
-   * Cancels the lane's holder inside the enqueue's transaction (on_busy=interrupt):
-   * run-writes' cancelIn, with `tx`'s changes. Synchronous on SQLite.
-   */
-  cancel(
-    tx: Writes,
-    holder: RunRow,
-    reason: string,
-  ): RunRow | undefined | Promise<RunRow | undefined>;
-}
 
 function* runRow(db: Reads, runId: string): Op<RunRow | undefined> {
   return yield* db.one<RunRow>(sql`SELECT * FROM runs WHERE run_id = ${runId}`);
@@ -99,11 +87,7 @@ export function* steerReplay(
  * returns the running run a steered turn waits for (null: nothing runs, plain enqueue).
  * interrupt cancels the running run here (its worker stops at the next safe point).
  */
-export function* busyLaneAction(
-  tx: Writes,
-  input: EnqueueRunInput,
-  hooks: LaneHooks,
-): Op<RunRow | null> {
+export function* busyLaneAction(tx: Writes, input: EnqueueRunInput): Op<RunRow | null> {
   if (input.on_busy !== 'steer' && input.on_busy !== 'interrupt') return null;
   const holder = yield* tx.one<RunRow>(
     sql`SELECT * FROM runs WHERE tenant = ${input.tenant} AND agent = ${input.agent}
@@ -111,8 +95,7 @@ export function* busyLaneAction(
   );
   const decision = busyLaneDecision(input.on_busy, holder);
   if (decision === 'cancel' && holder) {
-    const reason = interruptReason(input.run_id);
-    yield* tx.call(() => hooks.cancel(tx, holder, reason));
+    yield* cancelIn(tx, holder, interruptReason(input.run_id));
   }
   return decision === 'steer' && holder ? holder : null;
 }

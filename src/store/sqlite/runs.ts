@@ -7,9 +7,8 @@ import type { ClaimedRun, ClaimOptions, EnqueueResult, EnqueueRunInput } from '.
 import type { StoreContext } from './context.ts';
 import type { AgentRow, RunRow } from './rows.ts';
 import { toAgent, toRun } from './rows.ts';
-import { cancelIn } from './run-writes.ts';
-import { write } from './steps.ts';
-import { appendEvent } from './trace.ts';
+import * as trace from '../repositories/trace.ts';
+import { within, write } from './steps.ts';
 import { capWhenAloneParam, runningCapParam } from '../rules/tenant-fairness.ts';
 
 function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
@@ -18,15 +17,13 @@ function runRow(ctx: StoreContext, runId: string): RunRow | undefined {
 
 /**
  * The enqueue in its own write (a savepoint when a schedule's fire has one open, so a
- * refused enqueue rolls back alone). The lane's interrupt cancels through this
- * backend's cancelIn, with the write's changes.
+ * refused enqueue rolls back alone).
  */
 export function enqueueRun(ctx: StoreContext, input: EnqueueRunInput): EnqueueResult {
   // The hooks, not a generator around the op: every statement of a generator passes
   // through each one it is nested in (a few µs of an enqueue).
   const result = write(ctx, (tx) =>
     shared.enqueueRun(tx, input, {
-      cancel: (writes, holder, reason) => cancelIn(ctx, writes.changes, holder, reason),
       beforeCommit: () => ctx.failpoints.hit('submit.before_commit'),
     }),
   );
@@ -114,14 +111,8 @@ export function claimNextRun(ctx: StoreContext, options: ClaimOptions): ClaimedR
         throw error;
       }
       const row = runRow(ctx, pick.run_id) as RunRow;
-      appendEvent(
-        ctx,
-        changes,
-        row,
-        'run.claimed',
-        { attempt: row.attempt, worker: options.owner },
-        now,
-      );
+      const claimed = { attempt: row.attempt, worker: options.owner };
+      within(ctx, (tx) => trace.appendEvent(tx, row, 'run.claimed', claimed), { now, changes });
       const agent = ctx
         .sql('SELECT * FROM agents WHERE tenant = ? AND name = ?')
         .get(row.tenant, row.agent) as AgentRow | undefined;
