@@ -59,7 +59,9 @@ describe('sqlite: a bound LIMIT keeps its statement compiled', () => {
 
   it('leaves a bare LIMIT parameter in no statement of the store sources', () => {
     const files = readdirSync(SQLITE_SOURCES).filter((name) => name.endsWith('.ts'));
-    assert.ok(files.length > 20, `found ${files.length} source files`);
+    // A floor that catches a wrong path, not a count: the store's logic moves to the shared
+    // repositories (checked below).
+    assert.ok(files.length > 10, `found ${files.length} source files`);
     const found = files
       .filter((name) => !KEEPS_BARE_LIMIT.has(name))
       .flatMap((name) =>
