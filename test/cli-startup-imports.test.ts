@@ -97,7 +97,8 @@ describe('CLI start loads no server module', () => {
 
 // `keel serve` loads the server, but not what only some configurations use: the MCP SDK
 // (~0.5 s of CPU under tsx) is imported on the first connect to an MCP server, pg and
-// the PostgreSQL store only when store.url names PostgreSQL.
+// the PostgreSQL store only when store.url names PostgreSQL, undici (~0.3 s) on the
+// first web fetch, web search or webhook POST.
 describe('the server loads optional SDKs only when used', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'keel-imports-'));
@@ -106,7 +107,7 @@ describe('the server loads optional SDKs only when used', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('importing src/main.ts loads fastify and the SQLite store, not @modelcontextprotocol/sdk nor pg', async () => {
+  it('importing src/main.ts loads fastify and the SQLite store, not @modelcontextprotocol/sdk, pg nor undici', async () => {
     const { modules } = await importsOf([
       '--input-type=module',
       '-e',
@@ -118,7 +119,7 @@ describe('the server loads optional SDKs only when used', () => {
     );
     assert.deepEqual(
       modules.filter((url) =>
-        /\/node_modules\/(@modelcontextprotocol|pg)\/|\/src\/store\/postgres\//.test(url),
+        /\/node_modules\/(@modelcontextprotocol|pg|undici)\/|\/src\/store\/postgres\//.test(url),
       ),
       [],
     );
@@ -131,5 +132,14 @@ describe('the server loads optional SDKs only when used', () => {
       "const { openClient } = await import('./src/mcp/connect.ts'); await openClient({ settings: { stdio: {}, allow_hosts: [] }, secrets: { getSecretValue: async () => null } }, 't', { type: 'http', url: 'http://127.0.0.1:9/mcp' }).catch(() => undefined);",
     ]);
     assert.ok(modules.some((url) => url.includes('/node_modules/@modelcontextprotocol/sdk/')));
+  });
+
+  it('control: a web fetch loads undici', async () => {
+    const { modules } = await importsOf([
+      '--input-type=module',
+      '-e',
+      "const { createFetcher } = await import('./src/web/fetcher.ts'); await createFetcher({ allowHosts: ['127.0.0.1:9'] })('http://127.0.0.1:9/', new AbortController().signal).catch(() => undefined);",
+    ]);
+    assert.ok(modules.some((url) => url.includes('/node_modules/undici/')));
   });
 });

@@ -12,7 +12,7 @@ import type { McpSettings } from '../config.ts';
 import { KeelError } from '../errors.ts';
 import type { SecretStore } from '../store/store.ts';
 import type { ParsedAddress } from '../web/address.ts';
-import { pinnedLookup } from '../web/fetcher.ts';
+import { pinnedLookup } from '../web/pinned-lookup.ts';
 import { checkPublicHost } from '../web/public-host.ts';
 import type { McpTransportSpec } from './server-spec.ts';
 import { SECRET_VALUE } from './server-spec.ts';

@@ -12,13 +12,13 @@
 //     content types only, decoded per charset.ts; HTML reduced to title + text.
 
 import { lookup as dnsLookup } from 'node:dns/promises';
-import type { LookupAddress } from 'node:dns';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { FetchedPage } from '../tools/builtin/web-port.ts';
 import type { ParsedAddress } from './address.ts';
 import { classifyAddress, formatAddress, parseIpLiteral } from './address.ts';
 import { canonicalHost, hostAllowList } from './allow-hosts.ts';
+import { pinnedLookup } from './pinned-lookup.ts';
 import { bodyDecoding, readCapped } from './body.ts';
 import { decodeText, sniffEncoding } from './charset.ts';
 import { WebError } from './errors.ts';
@@ -58,19 +58,6 @@ export const WEB_LIMITS = {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const TEXT_CONTENT =
   /^(text\/[\w.+-]+|application\/([\w.+-]*\+)?(json|xml)|application\/(javascript|x-ndjson|ld\+json|rss\+xml|atom\+xml|xhtml\+xml))$/i;
-
-/** A `lookup` for undici's connect that answers `address`, whatever DNS says later. */
-export function pinnedLookup(address: ParsedAddress) {
-  const text = formatAddress(address);
-  return (
-    _hostname: string,
-    options: { all?: boolean } | undefined,
-    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ): void => {
-    if (options?.all) callback(null, [{ address: text, family: address.family }]);
-    else callback(null, text, address.family);
-  };
-}
 
 /** An undici Agent whose every connection goes to `address`, whatever DNS says later. */
 export function pinnedAgent(address: ParsedAddress, timeoutMs: number): Agent {
