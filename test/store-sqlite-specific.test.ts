@@ -9,6 +9,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { preparedDuring } from './helpers/sqlite-prepared.ts';
 import type { Failpoints } from '../src/failpoints.ts';
 import { isKeelError } from '../src/errors.ts';
 import {
@@ -253,20 +254,11 @@ function defineTests(): void {
     const store = await seeded({ path, durability: 'process' });
     await store.enqueueRun(turn({ delivery: { destination: 'tg:1' } }));
     await store.finalizeRun(fenceOf(await claimOrFail(store)), succeeded('ok'));
-    const prepared: string[] = [];
-    const prototype = Database.prototype as unknown as { prepare: (sql: string) => unknown };
-    const prepare = prototype.prepare;
-    prototype.prepare = function (this: unknown, sql: string) {
-      prepared.push(sql);
-      return prepare.call(this, sql);
-    };
-    try {
+    const prepared = await preparedDuring(async () => {
       const input = { limit: 5, lease_ms: 1000, max_attempts: 3 };
       assert.equal((await store.claimDeliveries(TENANT, input)).length, 1);
       await store.claimDeliveries(TENANT, { ...input, destination_prefix: 'tg:' });
-    } finally {
-      prototype.prepare = prepare;
-    }
+    });
     await store.close();
     const reads = prepared.filter((sql) => /^\s*(UPDATE|SELECT)\b[\s\S]*\bdeliveries\b/.test(sql));
     assert.ok(reads.length >= 4, `the claims prepared ${reads.length} delivery statements`);

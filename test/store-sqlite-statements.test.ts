@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { preparedDuring } from './helpers/sqlite-prepared.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import { agentSpec, AGENT, TENANT, turn } from './store-conformance/harness.ts';
 
@@ -22,14 +22,7 @@ describe('sqlite: a bound LIMIT keeps its statement compiled', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('prepares no statement with a bare LIMIT parameter on the paths that page or cap', async () => {
-    const prepared: string[] = [];
-    const prototype = Database.prototype as unknown as { prepare: (sql: string) => unknown };
-    const prepare = prototype.prepare;
-    prototype.prepare = function (this: unknown, sql: string) {
-      prepared.push(sql);
-      return prepare.call(this, sql);
-    };
-    try {
+    const prepared = await preparedDuring(async () => {
       const store = await openSqliteStore({ path: join(dir, 'keel.db'), durability: 'process' });
       try {
         await store.createTenant(TENANT, {});
@@ -45,9 +38,7 @@ describe('sqlite: a bound LIMIT keeps its statement compiled', () => {
       } finally {
         await store.close();
       }
-    } finally {
-      prototype.prepare = prepare;
-    }
+    });
     const limited = prepared.filter((sql) => /\bLIMIT\b/i.test(sql) && /\?/.test(sql));
     assert.ok(limited.length >= 5, `the workload reached ${limited.length} statements with LIMIT`);
     assert.deepEqual(

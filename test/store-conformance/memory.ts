@@ -29,40 +29,30 @@ export function memorySuite(factory: StoreFactory): void {
   describe('memory', () => {
     const harness = new StoreHarness(factory);
 
+    /** Puts fact `a` of the default namespace. */
+    const putA = (store: Store, text: string, v: number, direction: number[]) =>
+      store.putMemory({
+        tenant: TENANT,
+        namespace: 'default',
+        id: 'a',
+        text,
+        metadata: { v },
+        vector: unit(direction),
+      });
+
     it('put creates then replaces, scoped by tenant and namespace; delete removes', async () => {
       const { store } = await harness.fresh();
       await store.createTenant('t2', {});
-      const first = await store.putMemory({
-        tenant: TENANT,
-        namespace: 'default',
-        id: 'a',
-        text: 'first text',
-        metadata: { v: 1 },
-        vector: unit([1, 0, 0]),
-      });
+      const first = await putA(store, 'first text', 1, [1, 0, 0]);
       assert.equal(first.created, true);
-      const second = await store.putMemory({
-        tenant: TENANT,
-        namespace: 'default',
-        id: 'a',
-        text: 'second text',
-        metadata: { v: 2 },
-        vector: unit([0, 1, 0]),
-      });
+      const second = await putA(store, 'second text', 2, [0, 1, 0]);
       assert.equal(second.created, false);
       assert.equal(second.fact.created_at, first.fact.created_at);
       assert.ok(second.fact.updated_at > first.fact.updated_at);
       assert.deepEqual((await store.getMemory(TENANT, 'default', 'a'))?.metadata, { v: 2 });
       // A replace with the same text changes only the metadata; the text the lexical
       // index holds is the latest either way.
-      const third = await store.putMemory({
-        tenant: TENANT,
-        namespace: 'default',
-        id: 'a',
-        text: 'second text',
-        metadata: { v: 3 },
-        vector: unit([0, 1, 0]),
-      });
+      const third = await putA(store, 'second text', 3, [0, 1, 0]);
       assert.equal(third.created, false);
       assert.equal(third.fact.text, 'second text');
       assert.ok(third.fact.updated_at > second.fact.updated_at);

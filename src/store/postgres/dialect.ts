@@ -37,7 +37,7 @@ export const postgresDialect: Dialect = {
   greatest: (a, b) => sql`GREATEST(${a}, ${b})`,
   keepsRow: raw(' FOR SHARE'),
   locksRow: raw(' FOR UPDATE'),
-  // The same keys as the statements still written per backend take (hashtext of the text).
+  // hashtext of the key, as keel's statements took it before the port (the same locks).
   turnsOn: (key) => sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`,
   inList: (column, values) => sql`${column} = ANY(${values}::text[])`,
   appendNumbered,

@@ -143,7 +143,7 @@ export function* disableSchedulesOfAgent(tx: Writes, tenant: string, agent: stri
   );
 }
 
-/** What a fire needs of the code still written per backend. */
+/** What a fire needs of the backend: its enqueue (with its failpoints) and a failpoint. */
 export interface FireHooks {
   /**
    * Enqueues the fire's run inside the fire's transaction (SQLite: a savepoint of it,

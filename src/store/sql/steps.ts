@@ -11,7 +11,7 @@ import type { Query } from './query.ts';
 
 /**
  * One statement for the driver (all rows, the first row, or the count of changed rows),
- * or a call into code still written per backend that must run inside the same
+ * or a call into code written per backend that must run inside the same
  * transaction (Writes.call).
  */
 export type Step =
@@ -53,7 +53,7 @@ export class Writes extends Reads {
 
   /**
    * Runs `work` inside this transaction and hands back its result, or throws its error
-   * here: for a write still written per backend that a shared one nests (a schedule's
+   * here: for a write written per backend that a shared one nests (a schedule's
    * fire enqueues its run). On SQLite `work` must be synchronous (the write is).
    */
   *call<T>(work: () => T | Promise<T>): Op<T> {

@@ -43,8 +43,8 @@ export function drive<T>(ctx: Statements, op: Op<T>): T {
 }
 
 /**
- * A step that writes nothing: outside a write (it joins the read window), or inside one
- * this backend's code already opened (`requireTenant` in the enqueue).
+ * A step that writes nothing: outside a write (it joins the read window), or inside a
+ * group commit before its write (the approval sweep's read-only probe).
  */
 export function read<T>(ctx: StoreContext, operation: (db: Reads) => Op<T>): T {
   return drive(ctx, operation(reads));
