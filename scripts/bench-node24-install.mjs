@@ -94,6 +94,10 @@ const check = [
 const loads = () => spawnSync(nodeBin, check, { cwd: root, encoding: 'utf8', timeout: 120_000 });
 if (loads().status !== 0) {
   const env = { ...process.env, PATH: `${dirname(nodeBin)}:${process.env.PATH ?? ''}` };
+  // An npm config `nodedir` (a user .npmrc may point it at the system Node's headers;
+  // `npm run` passes it on as npm_config_nodedir) wins over --nodedir in node-gyp and
+  // would build for Node 20's ABI again.
+  for (const name of Object.keys(env)) if (/^npm_config_nodedir$/i.test(name)) delete env[name];
   run(
     nodeBin,
     [
