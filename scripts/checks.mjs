@@ -5,14 +5,24 @@
 import { spawn } from 'node:child_process';
 
 const CHECKS = ['typecheck', 'lint', 'format:check'];
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+// Under `npm test`, npm's own script through this Node (no shell, which Windows would need
+// for npm.cmd); run by hand, the npm on the PATH.
+const npmCli = process.env.npm_execpath;
+const [command, prefix] = npmCli ? [process.execPath, [npmCli]] : ['npm', []];
 
 function run(script) {
   return new Promise((resolve) => {
-    const child = spawn(npm, ['run', '--silent', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, [...prefix, 'run', '--silent', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: !npmCli && process.platform === 'win32',
+    });
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));
     child.stderr.on('data', (chunk) => output.push(chunk));
+    child.on('error', (error) => {
+      process.stdout.write(`checks: ${script} could not start: ${error.message}\n`);
+      resolve(false);
+    });
     child.on('close', (code, signal) => {
       const failed = code !== 0;
       process.stdout.write(`checks: ${script} ${failed ? `FAILED (${signal ?? code})` : 'ok'}\n`);

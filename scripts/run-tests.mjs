@@ -35,6 +35,12 @@ const xdg = mkdtempSync(join(tmpdir(), 'keel-tests-xdg-'));
 // the other two leave idle: 620–672 s at two measured against 558 s at three on this
 // machine (README, "Run the tests"). KEEL_TEST_CONCURRENCY chooses another.
 const concurrency = process.env.KEEL_TEST_CONCURRENCY ?? '3';
+if (!/^[1-9][0-9]*$/.test(concurrency)) {
+  console.error(
+    `run-tests: KEEL_TEST_CONCURRENCY must be a whole number ≥ 1, not "${concurrency}"`,
+  );
+  process.exit(1);
+}
 const result = spawnSync(
   process.execPath,
   [

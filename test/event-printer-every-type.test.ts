@@ -49,6 +49,18 @@ describe('event printer × every event type', () => {
     });
   }
 
+  it("prints a known type whose data lacks a field (another server version's) without throwing", () => {
+    const lacking = (type: string, data: Record<string, unknown>) =>
+      ({ type, seq: 1, ts: '2026-12-03T00:00:00.000Z', data }) as unknown as PrintableEvent;
+    assert.match(printed(lacking('run.failed', {}), false), /✗ ERROR: \(no message\)/);
+    assert.match(
+      printed(lacking('model.retry', { attempt: 1, delay_ms: 5 }), false),
+      /unknown error/,
+    );
+    assert.match(printed(lacking('memory.flushed', {}), false), /0 of 0 facts written/);
+    assert.equal(printed(lacking('model.delta', { step: 1 }), false), '');
+  });
+
   it('names the data of each printed type (not a generic line)', () => {
     assert.match(printed(sampleEvent('tool.call'), false), /→ clock_now/);
     assert.match(printed(sampleEvent('tool.result'), false), /← clock_now: \{"now":/);

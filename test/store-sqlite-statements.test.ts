@@ -1,4 +1,4 @@
-// The SQLite store never binds a bare LIMIT parameter (src/store/sqlite/statements.ts):
+// The SQLite store never binds a bare LIMIT parameter (limitOf in src/store/sql/query.ts says why):
 // SQLite compiles such a statement again at every call. Checked twice: on the statements
 // a real store prepares while it serves the paths that page or cap with a LIMIT, and on
 // the store's sources, for the statements no workload here reaches.
@@ -14,7 +14,7 @@ import { agentSpec, AGENT, TENANT, turn } from './store-conformance/harness.ts';
 
 const BARE_LIMIT = /\bLIMIT\s+(\?\d*|\$\d+)(?![\w+*/-])/i;
 const SQLITE_SOURCES = new URL('../src/store/sqlite/', import.meta.url);
-// Not yet converted (statements.ts says why).
+// Not yet converted (limitOf in src/store/sql/query.ts says why).
 const KEEPS_BARE_LIMIT = new Set(['memory-search.ts']);
 
 describe('sqlite: a bound LIMIT keeps its statement compiled', () => {

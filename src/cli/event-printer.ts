@@ -81,16 +81,18 @@ export class EventPrinter {
           this.streamedStep = data.step;
           this.streamed = '';
         }
+        // The printer may follow a server of another version: a field a known type
+        // lost or changed is read defensively rather than trusted to the union.
+        const text = String(data.text ?? '');
         if (data.whole === true) {
           // The call's whole text (this subscriber missed its deltas, or reconnected
           // mid-call): print what is not on the screen yet.
-          if (data.text.startsWith(this.streamed))
-            this.write(data.text.slice(this.streamed.length));
-          else this.write(`\n${this.options.answerPrefix ?? ''}${data.text}`);
-          this.streamed = data.text;
+          if (text.startsWith(this.streamed)) this.write(text.slice(this.streamed.length));
+          else this.write(`\n${this.options.answerPrefix ?? ''}${text}`);
+          this.streamed = text;
         } else {
-          this.streamed += data.text;
-          this.write(data.text);
+          this.streamed += text;
+          this.write(text);
         }
         this.midLine = true;
         return;
@@ -109,7 +111,7 @@ export class EventPrinter {
       }
       case 'model.retry':
         this.line(
-          `  (model call failed, retry ${event.data.attempt} in ${event.data.delay_ms} ms: ${event.data.error.message})`,
+          `  (model call failed, retry ${event.data.attempt} in ${event.data.delay_ms} ms: ${event.data.error?.message ?? 'unknown error'})`,
         );
         return;
       case 'context.compacted':
@@ -118,7 +120,7 @@ export class EventPrinter {
         );
         return;
       case 'memory.flushed': {
-        const { results } = event.data;
+        const results = Array.isArray(event.data.results) ? event.data.results : [];
         const written = results.filter((result) => result.ok).length;
         this.line(
           `  (memory flushed before compaction: ${written} of ${results.length} facts written)`,
@@ -158,7 +160,9 @@ export class EventPrinter {
       case 'run.failed':
         this.outcome.status = 'failed';
         this.outcome.error = event.data.error;
-        this.line(`✗ ${event.data.error.code}: ${event.data.error.message}`);
+        this.line(
+          `✗ ${event.data.error?.code ?? 'ERROR'}: ${event.data.error?.message ?? '(no message)'}`,
+        );
         return;
       case 'run.cancelled':
         this.outcome.status = 'cancelled';

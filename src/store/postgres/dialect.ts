@@ -27,7 +27,9 @@ function* appendNumbered(insert: NumberedInsert): Op<number> {
       RETURNING seq`;
   // Numbered last + ordinality: the smallest seq is the first row's.
   const rows = (yield { kind: 'rows', query }) as { seq: number }[];
-  return Math.min(...rows.map((row) => row.seq));
+  if (rows.length !== insert.rows.length || rows.length === 0)
+    throw new Error(`appended ${rows.length} of ${insert.rows.length} ${table} rows`);
+  return rows.reduce((first, row) => Math.min(first, row.seq), Number.POSITIVE_INFINITY);
 }
 
 export const postgresDialect: Dialect = {

@@ -12,7 +12,7 @@ async function runStep(runner: Sql, step: Step): Promise<unknown> {
   if (step.kind === 'call') return step.work();
   const text = postgresDialect.text(step.query);
   const values = step.query.values as SqlParam[];
-  if (step.kind === 'rows') return runner.rows(text, values);
+  if (step.kind === 'rows' || step.kind === 'each') return runner.rows(text, values);
   if (step.kind === 'one') return runner.one(text, values);
   return runner.count(text, values);
 }

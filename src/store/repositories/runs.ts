@@ -27,6 +27,12 @@ export function* getRun(db: Reads, tenant: string, runId: string): Op<Run | null
   return row ? toRun(row) : null;
 }
 
+/** What the enqueue needs of the backend: its failpoint. */
+export interface EnqueueHooks {
+  /** The `submit.before_commit` failpoint: a new run is written, not yet committed. */
+  beforeCommit(): void;
+}
+
 /**
  * A turn (or a schedule's fire, inside the fire's transaction) becomes one queued run
  * with its `run.queued` event. A replayed request_id answers the run it made. On
@@ -34,12 +40,6 @@ export function* getRun(db: Reads, tenant: string, runId: string): Op<Run | null
  * submits of one request_id, an on_busy=reject check and another enqueue into the lane,
  * two counts of one tenant's queue.
  */
-/** What the enqueue needs of the backend: its failpoint. */
-export interface EnqueueHooks {
-  /** The `submit.before_commit` failpoint: a new run is written, not yet committed. */
-  beforeCommit(): void;
-}
-
 export function* enqueueRun(
   tx: Writes,
   input: EnqueueRunInput,

@@ -110,9 +110,16 @@ export function* readTenant(
   }
   let count = 0;
   for (const spec of TENANT_TABLES) {
-    const rows = yield* db.rows<ExportRow>(
-      fromBoundText<string>((bind) => selectTenantRows(spec, bind(tenant)(), source.vectors.place)),
+    const query = fromBoundText<string>((bind) =>
+      selectTenantRows(spec, bind(tenant)(), source.vectors.place),
     );
+    // A fact's vector is read by another statement per row, which SQLite cannot run while
+    // a statement iterates: facts come whole, every other table (runs' events and entries
+    // are the large ones) a row at a time.
+    const rows =
+      spec.table === 'memory_facts'
+        ? yield* db.rows<ExportRow>(query)
+        : yield* db.each<ExportRow>(query);
     const bools = spec.columns.filter((column) => column.kind === 'bool');
     for (const row of rows) {
       // SQLite keeps a boolean as 0 or 1.

@@ -35,7 +35,7 @@ export interface KeysetList {
 /**
  * `bind` records one parameter and returns how the SQL names it; the returned function
  * is called once for each place the SQL mentions it, in text order. `limitOf` wraps the
- * LIMIT's parameter (SQLite's reason: sqlite/statements.ts).
+ * LIMIT's parameter (SQLite's reason: limitOf in ../sql/query.ts).
  */
 export function keysetListSql(
   list: KeysetList,

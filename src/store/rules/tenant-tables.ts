@@ -226,14 +226,6 @@ export function insertRows(
   return `INSERT INTO ${spec.table} (${names.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
 
-export function insertRow(
-  spec: TableSpec,
-  param: (index: number) => string,
-  vectors: VectorPlace,
-): string {
-  return insertRows(spec, 1, param, vectors);
-}
-
 export function tableSpec(table: string): TableSpec {
   const spec = TABLES_BY_NAME.get(table);
   if (!spec) throw new Error(`not a tenant table: ${table}`);

@@ -15,7 +15,7 @@ import type { Query } from './query.ts';
  * transaction (Writes.call).
  */
 export type Step =
-  | { readonly kind: 'rows' | 'one' | 'run'; readonly query: Query }
+  | { readonly kind: 'rows' | 'each' | 'one' | 'run'; readonly query: Query }
   | { readonly kind: 'call'; readonly work: () => unknown };
 
 /** A repository operation: yields Steps, returns T. Composes with `yield*`. */
@@ -27,6 +27,16 @@ export class Reads {
 
   *rows<T>(query: Query): Op<T[]> {
     return (yield { kind: 'rows', query }) as T[];
+  }
+
+  /**
+   * The rows one at a time, for a read that may be larger than memory wants (a tenant's
+   * export): SQLite hands over its statement's iterator, and no other statement may run
+   * on the connection until it is done; PostgreSQL (one table at a time on its snapshot's
+   * client) all the rows.
+   */
+  *each<T>(query: Query): Op<Iterable<T>> {
+    return (yield { kind: 'each', query }) as Iterable<T>;
   }
 
   *one<T>(query: Query): Op<T | undefined> {

@@ -43,7 +43,6 @@ export class StoreContext {
   private readonly transaction: Transaction<(body: () => unknown) => unknown>;
   // The last clock reading written as text: the writes of one millisecond (a group
   // commit's, a run's checkpoints) share it instead of formatting a Date each.
-  private lastIso = { ms: Number.NaN, text: '' };
 
   constructor(
     readonly db: SqliteDatabase,
@@ -79,12 +78,6 @@ export class StoreContext {
       else this.reads.close();
     }
     return statement;
-  }
-
-  /** `ms` (a reading of `now`) as an ISO 8601 string, as the rows read back say it. */
-  isoTime(ms: number): string {
-    if (ms !== this.lastIso.ms) this.lastIso = { ms, text: new Date(ms).toISOString() };
-    return this.lastIso.text;
   }
 
   /**

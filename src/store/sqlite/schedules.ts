@@ -1,5 +1,6 @@
-// Schedules on SQLite: the due lookup, and the fire's enqueue (runs.ts is still per
-// backend); the rest of schedules is shared (../repositories/schedules.ts).
+// Schedules on SQLite: the due lookup (a claim), and the fire driven with this
+// backend's enqueueRun (its failpoints); the rest of schedules is shared
+// (../repositories/schedules.ts).
 
 import type { Schedule } from '../../types.ts';
 import * as shared from '../repositories/schedules.ts';

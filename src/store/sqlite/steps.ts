@@ -22,6 +22,7 @@ function runStep(ctx: Statements, step: Step): unknown {
   const statement = ctx.sql(sqliteDialect.text(step.query));
   const values = step.query.values.map(sqliteDialect.value);
   if (step.kind === 'rows') return statement.all(...values);
+  if (step.kind === 'each') return statement.iterate(...values);
   if (step.kind === 'one') return statement.get(...values);
   return statement.run(...values).changes;
 }
