@@ -15,8 +15,8 @@
 // its event-loop delay. KEEL_BENCH_ROUNDS repeats the interleaved sequence.
 //
 // Every contender's process is started by `node` from NodeCommand (contenders.ts): the
-// one running the bench unless `node` is given, so another Node release can run the same
-// servers.
+// one running the bench, or with KEEL_BENCH_NODES=20,24 each server contender once on
+// each Node (named "@node20", "@node24"; turns/node-runtimes.ts), the same servers.
 
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,6 +38,8 @@ import {
 import { setUpKeel } from './turns/keel-setup.ts';
 import { peersInstalled, startPeer } from './turns/peers.ts';
 import { processTree, sampleProcs } from './turns/proc-stats.ts';
+import type { NodeRuntime } from './turns/node-runtimes.ts';
+import { parseBenchNodes, RUNNING_NODE } from './turns/node-runtimes.ts';
 import type { StreamKind, StreamSpec } from './stream-latency/protocols.ts';
 import { formatTable, median, percentile, writeResult } from './support.ts';
 
@@ -156,9 +158,12 @@ async function trial(
   streams: number,
   round: number,
   model: Child,
+  node: NodeRuntime,
 ): Promise<Trial> {
-  const loopFile = join(dir, `loop-${contender.label}-${streams}-${round}.json`);
+  const label = contender.label + node.suffix;
+  const loopFile = join(dir, `loop-${label}-${streams}-${round}.json`);
   const command: NodeCommand = {
+    node,
     nodeFlags: ['--import', LOOP_DELAY_PRELOAD],
     env: { BENCH_LOOP_DELAY_FILE: loopFile },
   };
@@ -236,7 +241,7 @@ async function trial(
     const loop = mainPid !== undefined ? await loopDelay(mainPid, loopFile, 2) : null;
     load.process.stdin?.write('end\n');
     return {
-      contender: contender.label,
+      contender: label,
       streams,
       round,
       runs: first.length,
@@ -361,21 +366,31 @@ export async function runStreamLatencyBench(): Promise<void> {
         peers.names.includes(contender.kind)),
   );
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-stream-latency-'));
+  // KEEL_BENCH_NODES=20,24: each server contender on each Node, named "@node20" …, the
+  // order flipped every other round (as the turn bench does); direct runs once, on the
+  // bench's own Node (it is the model's figures, not a server's).
+  const nodes = parseBenchNodes(process.env.KEEL_BENCH_NODES);
   const model = await startFixtureModel({ chunkDelayMs: CHUNK_DELAY_MS });
   const trials: Trial[] = [];
   try {
     for (let round = 1; round <= rounds(); round++) {
+      const ordered = round % 2 === 1 ? nodes : [...nodes].reverse();
       for (const streams of streamCounts()) {
-        for (const contender of contenders) {
+        const runs = contenders.flatMap((contender) =>
+          contender.kind === 'direct'
+            ? [{ contender, node: RUNNING_NODE }]
+            : ordered.map((node) => ({ contender, node })),
+        );
+        for (const { contender, node } of runs) {
           try {
-            const row = await trial(dir, contender, streams, round, model);
+            const row = await trial(dir, contender, streams, round, model, node);
             trials.push(row);
             console.log(
               `round ${round}, N=${streams}, ${row.contender}: first token p50 ${median(row.first).toFixed(0)} ms p99 ${percentile(row.first, 0.99).toFixed(0)}, final p50 ${median(row.final).toFixed(0)} p99 ${percentile(row.final, 0.99).toFixed(0)}, RSS ${row.idleRssMiB.toFixed(0)} → ${row.peakRssMiB.toFixed(0)} MiB, loop p99 ${row.loopDelayP99Ms.toFixed(1)} ms, ${row.errors} errors`,
             );
           } catch (error) {
             console.log(
-              `round ${round}, N=${streams}, ${contender.label} FAILED: ${String(error).slice(0, 2000)}`,
+              `round ${round}, N=${streams}, ${contender.label}${node.suffix} FAILED: ${String(error).slice(0, 2000)}`,
             );
           }
         }
