@@ -32,7 +32,7 @@ console.error(`run-tests: ${files.length} test files`);
 const xdg = mkdtempSync(join(tmpdir(), 'keel-tests-xdg-'));
 // Three files at a time on two cores: the suite waits as well as computes (leases
 // expiring, children starting, retries backing off), so a third file fills the cores
-// the other two leave idle: 620–672 s at two measured against 558 s at three on this
+// the other two leave idle: 620–672 s at two measured against 512–558 s at three on this
 // machine (README, "Run the tests"). KEEL_TEST_CONCURRENCY chooses another.
 const concurrency = process.env.KEEL_TEST_CONCURRENCY ?? '3';
 if (!/^[1-9][0-9]*$/.test(concurrency)) {

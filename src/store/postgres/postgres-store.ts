@@ -81,7 +81,7 @@ import * as mcp from '../repositories/mcp.ts';
 import * as wasmTools from '../repositories/wasm-tools.ts';
 import { moduleDigest } from '../rules/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
-import { read, write } from './steps.ts';
+import { read, write, writeAround } from './steps.ts';
 import * as memory from './memory.ts';
 import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
@@ -260,14 +260,7 @@ export class PostgresStore implements Store {
     return read(this.ctx, (db) => trace.loadEntries(db, runId));
   }
   async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
-    const { ctx } = this;
-    const run = await write(ctx, function* (tx) {
-      const finalized = yield* runWrites.finalizeRun(tx, fence, input);
-      ctx.failpoints.hit('finalize.before_commit');
-      return finalized;
-    });
-    ctx.failpoints.hit('finalize.after_commit');
-    return run;
+    return writeAround(this.ctx, 'finalize', (tx) => runWrites.finalizeRun(tx, fence, input));
   }
   async takeSteers(
     fence: Fence,
@@ -280,23 +273,19 @@ export class PostgresStore implements Store {
   forkRun(input: ForkRunInput): Promise<Run> {
     return write(this.ctx, (tx) => steering.forkRun(tx, input));
   }
-  cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
+  async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     const { ctx } = this;
-    return write(ctx, function* (tx) {
-      const outcome = yield* runWrites.cancelRun(tx, tenant, runId, reason);
-      if (outcome?.cancelled) ctx.failpoints.hit('cancel.before_commit');
-      return outcome?.run ?? null;
-    });
+    const outcome = await write(
+      ctx,
+      (tx) => runWrites.cancelRun(tx, tenant, runId, reason),
+      (ended) => ended?.cancelled && ctx.failpoints.hit('cancel.before_commit'),
+    );
+    return outcome?.run ?? null;
   }
   async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
-    const { ctx } = this;
-    const approval = await write(ctx, function* (tx) {
-      const requested = yield* approvals.requestApproval(tx, fence, request);
-      ctx.failpoints.hit('approval.request.before_commit');
-      return requested;
-    });
-    ctx.failpoints.hit('approval.request.after_commit');
-    return approval;
+    return writeAround(this.ctx, 'approval.request', (tx) =>
+      approvals.requestApproval(tx, fence, request),
+    );
   }
   async decideApproval(
     tenant: string,
@@ -304,14 +293,9 @@ export class PostgresStore implements Store {
     callId: string,
     decision: ApprovalDecision,
   ): Promise<Approval> {
-    const { ctx } = this;
-    const approval = await write(ctx, function* (tx) {
-      const decided = yield* approvals.decideApproval(tx, tenant, runId, callId, decision);
-      ctx.failpoints.hit('approval.decide.before_commit');
-      return decided;
-    });
-    ctx.failpoints.hit('approval.decide.after_commit');
-    return approval;
+    return writeAround(this.ctx, 'approval.decide', (tx) =>
+      approvals.decideApproval(tx, tenant, runId, callId, decision),
+    );
   }
   listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return read(this.ctx, (db) => approvals.listPendingApprovals(db, tenant, limit));
@@ -375,12 +359,11 @@ export class PostgresStore implements Store {
     return claimed;
   }
   ackDelivery(tenant: string, deliveryId: string, input: DeliveryAckInput): Promise<Delivery> {
-    const { ctx } = this;
-    return write(ctx, function* (tx) {
-      const acked = yield* deliveries.ackDelivery(tx, tenant, deliveryId, input);
-      ctx.failpoints.hit('outbox.ack.before_commit');
-      return acked;
-    });
+    return write(
+      this.ctx,
+      (tx) => deliveries.ackDelivery(tx, tenant, deliveryId, input),
+      () => this.ctx.failpoints.hit('outbox.ack.before_commit'),
+    );
   }
   retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {
     return write(this.ctx, (tx) => deliveries.retryDeadDelivery(tx, tenant, deliveryId));

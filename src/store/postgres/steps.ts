@@ -38,9 +38,31 @@ export function read<T>(ctx: PgContext, operation: (db: Reads) => Op<T>): Promis
   return drive(ctx.read, operation(reads));
 }
 
-/** A write: one transaction, changes sent after its commit. */
-export function write<T>(ctx: PgContext, operation: (tx: Writes) => Op<T>): Promise<T> {
-  return ctx.write((tx) => drive(tx, operation(new Writes(postgresDialect, tx.now, tx.changes))));
+/**
+ * A write: one transaction, changes sent after its commit. `beforeCommit` runs inside it
+ * once the operation returned, with its result (a fault point).
+ */
+export function write<T>(
+  ctx: PgContext,
+  operation: (tx: Writes) => Op<T>,
+  beforeCommit?: (result: T) => void,
+): Promise<T> {
+  return ctx.write(async (tx) => {
+    const result = await drive(tx, operation(new Writes(postgresDialect, tx.now, tx.changes)));
+    beforeCommit?.(result);
+    return result;
+  });
+}
+
+/** A write with the fault points `<point>.before_commit` inside it and `.after_commit`. */
+export async function writeAround<T>(
+  ctx: PgContext,
+  point: string,
+  operation: (tx: Writes) => Op<T>,
+): Promise<T> {
+  const result = await write(ctx, operation, () => ctx.failpoints.hit(`${point}.before_commit`));
+  ctx.failpoints.hit(`${point}.after_commit`);
+  return result;
 }
 
 /** A shared step inside a transaction this backend's own code already opened. */

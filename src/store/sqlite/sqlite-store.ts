@@ -70,7 +70,7 @@ import * as mcp from '../repositories/mcp.ts';
 import * as wasmTools from '../repositories/wasm-tools.ts';
 import { moduleDigest } from '../rules/wasm-tools.ts';
 import * as webhooks from '../repositories/webhooks.ts';
-import { read, write } from './steps.ts';
+import { read, write, writeAround } from './steps.ts';
 import * as memory from './memory.ts';
 import * as sharedMemory from '../repositories/memory.ts';
 import * as memorySearch from './memory-search.ts';
@@ -300,25 +300,20 @@ export class SqliteStore implements Store {
   }
   async finalizeRun(fence: Fence, input: FinalizeInput): Promise<Run> {
     const { ctx } = this;
-    return ctx.batched(() => {
-      const run = write(ctx, function* (tx) {
-        const finalized = yield* runWrites.finalizeRun(tx, fence, input);
-        ctx.failpoints.hit('finalize.before_commit');
-        return finalized;
-      });
-      ctx.afterCommit(() => ctx.failpoints.hit('finalize.after_commit'));
-      return run;
-    });
+    return ctx.batched(() =>
+      writeAround(ctx, 'finalize', (tx) => runWrites.finalizeRun(tx, fence, input)),
+    );
   }
   async cancelRun(tenant: string, runId: string, reason: string | null): Promise<Run | null> {
     const { ctx } = this;
-    return ctx.batched(() =>
-      write(ctx, function* (tx) {
-        const outcome = yield* runWrites.cancelRun(tx, tenant, runId, reason);
-        if (outcome?.cancelled) ctx.failpoints.hit('cancel.before_commit');
-        return outcome?.run ?? null;
-      }),
-    );
+    return ctx.batched(() => {
+      const outcome = write(
+        ctx,
+        (tx) => runWrites.cancelRun(tx, tenant, runId, reason),
+        (ended) => ended?.cancelled && ctx.failpoints.hit('cancel.before_commit'),
+      );
+      return outcome?.run ?? null;
+    });
   }
   async takeSteers(
     fence: Fence,
@@ -335,15 +330,9 @@ export class SqliteStore implements Store {
   }
   async requestApproval(fence: Fence, request: ApprovalRequest): Promise<Approval> {
     const { ctx } = this;
-    return ctx.batched(() => {
-      const approval = write(ctx, function* (tx) {
-        const requested = yield* approvals.requestApproval(tx, fence, request);
-        ctx.failpoints.hit('approval.request.before_commit');
-        return requested;
-      });
-      ctx.afterCommit(() => ctx.failpoints.hit('approval.request.after_commit'));
-      return approval;
-    });
+    return ctx.batched(() =>
+      writeAround(ctx, 'approval.request', (tx) => approvals.requestApproval(tx, fence, request)),
+    );
   }
   async decideApproval(
     tenant: string,
@@ -352,15 +341,11 @@ export class SqliteStore implements Store {
     decision: ApprovalDecision,
   ): Promise<Approval> {
     const { ctx } = this;
-    return ctx.batched(() => {
-      const approval = write(ctx, function* (tx) {
-        const decided = yield* approvals.decideApproval(tx, tenant, runId, callId, decision);
-        ctx.failpoints.hit('approval.decide.before_commit');
-        return decided;
-      });
-      ctx.afterCommit(() => ctx.failpoints.hit('approval.decide.after_commit'));
-      return approval;
-    });
+    return ctx.batched(() =>
+      writeAround(ctx, 'approval.decide', (tx) =>
+        approvals.decideApproval(tx, tenant, runId, callId, decision),
+      ),
+    );
   }
   async listPendingApprovals(tenant: string, limit: number): Promise<PendingApproval[]> {
     return read(this.ctx, (db) => approvals.listPendingApprovals(db, tenant, limit));
@@ -438,11 +423,11 @@ export class SqliteStore implements Store {
   ): Promise<Delivery> {
     const { ctx } = this;
     return ctx.batched(() =>
-      write(ctx, function* (tx) {
-        const acked = yield* deliveries.ackDelivery(tx, tenant, deliveryId, input);
-        ctx.failpoints.hit('outbox.ack.before_commit');
-        return acked;
-      }),
+      write(
+        ctx,
+        (tx) => deliveries.ackDelivery(tx, tenant, deliveryId, input),
+        () => ctx.failpoints.hit('outbox.ack.before_commit'),
+      ),
     );
   }
   async retryDeadDelivery(tenant: string, deliveryId: string): Promise<Delivery> {

@@ -51,11 +51,34 @@ export function read<T>(ctx: StoreContext, operation: (db: Reads) => Op<T>): T {
   return drive(ctx, operation(reads));
 }
 
-/** A write: one transaction (a savepoint inside an open one), changes sent after commit. */
-export function write<T>(ctx: StoreContext, operation: (tx: Writes) => Op<T>): T {
-  return ctx.write((changes) =>
-    drive(ctx, operation(new Writes(sqliteDialect, ctx.now(), changes))),
-  );
+/**
+ * A write: one transaction (a savepoint inside an open one), changes sent after commit.
+ * `beforeCommit` runs inside it once the operation returned, with its result (a fault
+ * point): a callback, not a generator around the operation, through which every
+ * statement would pass.
+ */
+export function write<T>(
+  ctx: StoreContext,
+  operation: (tx: Writes) => Op<T>,
+  beforeCommit?: (result: T) => void,
+): T {
+  return ctx.write((changes) => {
+    const result = drive(ctx, operation(new Writes(sqliteDialect, ctx.now(), changes)));
+    beforeCommit?.(result);
+    return result;
+  });
+}
+
+/** A write with the fault points `<point>.before_commit` inside it and `.after_commit`. */
+export function writeAround<T>(
+  ctx: StoreContext,
+  point: string,
+  operation: (tx: Writes) => Op<T>,
+): T {
+  const result = write(ctx, operation, () => ctx.failpoints.hit(`${point}.before_commit`));
+  // After the outermost commit (a group commit's, when the write joined one).
+  ctx.afterCommit(() => ctx.failpoints.hit(`${point}.after_commit`));
+  return result;
 }
 
 /**
