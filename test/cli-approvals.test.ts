@@ -253,7 +253,11 @@ describe(
         );
         console.log(`# keel chat:\n${answered.trimEnd()}`);
         assert.match(answered, /✓ approved: the run goes on/);
-        assert.equal((await http('GET', `${T}/runs/${run.run_id}`)).run.status, 'succeeded');
+        // The answer streams before the run's last write commits: wait for that write.
+        await waitFor(
+          'the run to succeed',
+          async () => (await http('GET', `${T}/runs/${run.run_id}`)).run.status === 'succeeded',
+        );
 
         // /deny with a reason: the model is told it, the tool never runs.
         chat.send('@call calc_eval {"expression":"7*7"}', 'Enter');

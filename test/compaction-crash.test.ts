@@ -15,6 +15,7 @@ import {
   tempDir,
   waitTerminal,
 } from './helpers/crash-harness.ts';
+import { settledWithin } from './helpers/wait-for.ts';
 
 const FILLER = 'harbour ledger violet quartz meadow copper lantern orbit pepper saddle ';
 
@@ -54,10 +55,7 @@ describe('compaction across kill -9', () => {
       });
       assert.ok(agent.status < 300, JSON.stringify(agent.body));
       const runId = await turn(doomed.url, 'after the fold');
-      const exit = await Promise.race([
-        doomed.exited,
-        new Promise<null>((resolve) => setTimeout(() => resolve(null), 60_000).unref()),
-      ]);
+      const exit = await settledWithin(doomed.exited, 60_000);
       assert.equal(exit?.signal, 'SIGKILL', 'the fault point killed keel');
 
       const restarted = await serve(dataDir, {});

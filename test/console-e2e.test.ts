@@ -572,26 +572,25 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     await page.click('button:text("Search")');
     empty.push(`memory: ${(await page.textContent('main .empty:text("No facts")'))?.trim()}`);
 
-    // Loading: every read of the tenant is held until the view has shown it is waiting.
-    let release: () => void = () => undefined;
+    // Loading: every read of the tenant is held at a gate until the view has shown it is
+    // waiting; then the gate stays open for that view. A gate, not a release of the reads
+    // held so far: the route handler can run after the view already says "Loading…", and
+    // a read reaching it after such a release was held for good (a flaky timeout).
+    let gate: Promise<void> = Promise.resolve();
     const pattern = '**/v1/tenants/blank/**';
     const views = ['overview', ...lists];
     const loading: string[] = [];
     await page.route(pattern, async (route) => {
-      await new Promise<void>((resolve) => {
-        const previous = release;
-        release = () => {
-          previous();
-          resolve();
-        };
-      });
+      await gate;
       await route.continue().catch(() => undefined);
     });
     for (const view of views) {
+      let openGate: () => void = () => undefined;
+      gate = new Promise<void>((resolve) => (openGate = resolve));
       await open(view);
       await page.waitForSelector('main [role=status]:text("Loading…")');
       loading.push(view);
-      release();
+      openGate();
       await page.waitForSelector('main :text("Loading…")', { state: 'detached' });
     }
     await page.unroute(pattern);

@@ -1,26 +1,28 @@
-// `keel demo` as a user runs it (`npm run demo` = tsx src/cli/main.ts demo): exits 0
+// `keel demo` as a user runs it (`npm run demo` = node bin/keel.js demo): exits 0
 // within its time budget, narrates every step, and leaves no temp dir behind.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { it } from 'node:test';
+import { join } from 'node:path';
+import { after, it } from 'node:test';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
-function demoDirs(): string[] {
-  return readdirSync(tmpdir()).filter((name) => name.startsWith('keel-demo-'));
-}
+// The demo's own TMPDIR: another test running the demo at the same time (the README walk)
+// makes and removes its keel-demo-* dirs in the shared one.
+const temp = mkdtempSync(join(tmpdir(), 'keel-demo-run-'));
+after(() => rmSync(temp, { recursive: true, force: true }));
 
 // Its wall time is not asserted (speed belongs in benchmarks); the timeout only bounds a hang.
 it('keel demo runs the whole tour and exits 0', { timeout: 240_000 }, async () => {
-  const before = new Set(demoDirs());
-  const env: NodeJS.ProcessEnv = {};
+  const env: NodeJS.ProcessEnv = { TMPDIR: temp };
   for (const [key, value] of Object.entries(process.env))
-    if (!key.startsWith('KEEL_')) env[key] = value;
+    if (!key.startsWith('KEEL_') && key !== 'TMPDIR') env[key] = value;
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'demo'], {
+  const child = spawn(process.execPath, [...KEEL_CLI, 'demo'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -45,7 +47,7 @@ it('keel demo runs the whole tour and exits 0', { timeout: 240_000 }, async () =
   }
   assert.equal((out.match(/✓ proves:/g) ?? []).length, 6);
   assert.deepEqual(
-    demoDirs().filter((name) => !before.has(name)),
+    readdirSync(temp).filter((name) => name.startsWith('keel-demo-')),
     [],
     'the temp dir was removed',
   );

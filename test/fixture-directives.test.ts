@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { FIXTURE_DIRECTIVES } from '../src/providers/fixture-directives.ts';
 import { parseFixtureScript } from '../src/providers/fixture-script.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -46,11 +47,10 @@ describe('fixture model directives', () => {
   });
 
   it('`keel fixture-model --help` lists every directive and the one-per-line rule', () => {
-    const help = execFileSync(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'fixture-model', '--help'],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
+    const help = execFileSync(process.execPath, [...KEEL_CLI, 'fixture-model', '--help'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     assert.match(help, /each on its own\s+line/);
     for (const directive of FIXTURE_DIRECTIVES) {
       const line = help.split('\n').find((text) => text.trim().startsWith(directive.usage));

@@ -13,30 +13,25 @@
 // better-sqlite3's, which downloads or compiles its native addon (minutes on this
 // machine, and github.com is not reachable here); the test puts the checkout's addon —
 // the same version, built for this Node — where that script would have. The checkout's
-// dist/ is packed when its build stamp records exactly the copy's sources (`prepare`, the
-// build, is `npm run build`, which readme-walk.test.ts runs); otherwise `npm pack` builds
-// it. No other file is taken from the checkout.
+// dist/ is packed when its build stamp records exactly the copy's sources (fresh-copy.ts);
+// otherwise `npm pack` builds it. No other file is taken from the checkout.
 
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import {
   copyFileSync,
-  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
-  realpathSync,
   rmSync,
-  symlinkSync,
   utimesSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { sourceDigest } from '../bin/source-digest.js';
+import { copyCheckout, copyCurrentBuild } from './helpers/fresh-copy.ts';
 import { waitFor } from './helpers/wait-for.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -107,17 +102,7 @@ let copySeconds = 0;
 before(() => {
   const copyStarted = Date.now();
   // A fresh copy as `git clone` would give, so the tarball holds only tracked files.
-  const copy = join(work, 'repo');
-  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
-  for (const file of files.split('\n').filter(Boolean)) {
-    if (!existsSync(join(ROOT, file))) continue;
-    mkdirSync(dirname(join(copy, file)), { recursive: true });
-    cpSync(join(ROOT, file), join(copy, file));
-  }
-  symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(copy, 'node_modules'));
+  copyCheckout(join(work, 'repo'));
   mkdirSync(home);
   copySeconds = (Date.now() - copyStarted) / 1000;
 });
@@ -133,12 +118,7 @@ it('npm pack → npm install -g → keel serve from any directory', { timeout: 1
   // `prepare` (the build) is what `npm run build` runs, walked by readme-walk.test.ts;
   // here the checkout's dist/ is packed when it was built from exactly these sources.
   const repo = join(work, 'repo');
-  const stamp = join(ROOT, 'dist/.build-stamp');
-  const built = existsSync(stamp)
-    ? /^sources (\S+)$/m.exec(readFileSync(stamp, 'utf8'))?.[1]
-    : null;
-  const reuse = built === sourceDigest(join(repo, 'src'));
-  if (reuse) cpSync(join(ROOT, 'dist'), join(repo, 'dist'), { recursive: true });
+  const reuse = copyCurrentBuild(repo);
   const packed = JSON.parse(
     npm(
       ['pack', '--json', '--pack-destination', work, ...(reuse ? ['--ignore-scripts'] : [])],

@@ -14,6 +14,7 @@ import type { Run, TraceEvent } from '../src/types.ts';
 import { KEEL_TEST_SERVE } from './helpers/keel-test-serve-entry.ts';
 import { waitFor } from './helpers/wait-for.ts';
 import { freePort } from '../src/cli/demo-processes.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'proc';
@@ -47,7 +48,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 function runCli(
   args: string[],
   env: Record<string, string> = {},
-  entry: readonly string[] = ['--import', 'tsx', 'src/cli/main.ts'],
+  entry: readonly string[] = KEEL_CLI,
 ): ChildProcess {
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: ROOT,

@@ -22,6 +22,7 @@ import {
   skipUnlessPostgres,
   urlWithSchema,
 } from './helpers/postgres.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -117,7 +118,7 @@ describe('provider keys at start', () => {
         );
         const child = spawn(
           process.execPath,
-          ['--import', 'tsx', 'src/cli/main.ts', ...args, '--config', join(dir, 'keel.toml')],
+          [...KEEL_CLI, ...args, '--config', join(dir, 'keel.toml')],
           { cwd: ROOT, env: { ...env, KEEL_DATA_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] },
         );
         let stdout = '';

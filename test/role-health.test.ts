@@ -16,6 +16,7 @@ import { HTTP_DEFAULTS } from '../src/config.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import type { SqliteStore } from '../src/store/sqlite/index.ts';
+import { settledWithin } from './helpers/wait-for.ts';
 
 interface Client {
   socket: Socket;
@@ -108,7 +109,7 @@ describe('worker/scheduler health server: [http] timeouts and connection cap', (
     const held = await Promise.all([1, 2].map(() => open(port, '127.0.0.2')));
     const extra = await open(port, '127.0.0.2');
     // A guard, not a timing assertion: without the cap the socket is simply held.
-    await Promise.race([extra.closed, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    await settledWithin(extra.closed, 5000);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     console.log(
       `role health, per-address cap 2: 3rd socket of 127.0.0.2 ${extra.received() === '' ? 'cut unanswered' : 'answered'}; 127.0.0.1 got ${health.status}`,

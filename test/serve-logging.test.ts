@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { waitFor } from './helpers/wait-for.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -34,9 +35,7 @@ async function serve(extra: string[]): Promise<Served> {
   const child = spawn(
     process.execPath,
     [
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
+      ...KEEL_CLI,
       'serve',
       '--config',
       join(dir, 'keel.toml'),

@@ -17,6 +17,7 @@ import {
   POSTGRES_URL,
   skipUnlessPostgres,
 } from './helpers/postgres.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const skip = await skipUnlessPostgres('store-postgres-migrate-cli.test.ts');
@@ -28,7 +29,7 @@ after(() => rmSync(home, { recursive: true, force: true }));
 function keel(command: string, storeUrl: string, ...args: string[]) {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', command, '--store-url', storeUrl, ...args],
+    [...KEEL_CLI, command, '--store-url', storeUrl, ...args],
     // KEEL_HOME: no keel.toml nor data dir of the real home is read or written.
     { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, KEEL_HOME: home } },
   );

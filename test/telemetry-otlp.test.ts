@@ -28,7 +28,7 @@ import {
   waitTerminal,
 } from './helpers/crash-harness.ts';
 import { startTestKeel } from './helpers/keel-server.ts';
-import { waitFor } from './helpers/wait-for.ts';
+import { settledWithin, waitFor } from './helpers/wait-for.ts';
 
 const IMPORT_WATCH = new URL('./helpers/import-watch.mjs', import.meta.url).pathname;
 
@@ -353,10 +353,7 @@ describe('telemetry: OTLP export', () => {
     await setupTenant(doomed.url);
     const runId = await turn(doomed.url, 'otel-crash', '@call clock_now {}\n@sleep 1500\nresumed');
     const traceId = runTraceId(runId);
-    const killed = await Promise.race([
-      doomed.exited,
-      new Promise<null>((resolve) => setTimeout(() => resolve(null), 30_000)),
-    ]);
+    const killed = await settledWithin(doomed.exited, 30_000);
     if (killed?.signal !== 'SIGKILL') await doomed.kill();
     assert.equal(killed?.signal, 'SIGKILL', 'the fault point killed keel serve');
     const beforeKill = receiver.spans.filter((span) => span.traceId === traceId);

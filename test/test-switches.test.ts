@@ -11,6 +11,7 @@ import { join, relative } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KEEL_TEST_SERVE } from './helpers/keel-test-serve-entry.ts';
 import { SEEDED_BUGS } from './helpers/seeded-bugs.ts';
+import { KEEL_CLI } from './helpers/keel-cli.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -68,7 +69,7 @@ function serveOutcome(
   );
 }
 
-const KEEL_SERVE = ['--import', 'tsx', 'src/cli/main.ts', 'serve'];
+const KEEL_SERVE = [...KEEL_CLI, 'serve'];
 
 /** The tool names a tokenless keel started from `entry` lists for a fresh tenant. */
 async function toolNamesServed(

@@ -22,7 +22,7 @@ import {
   waitTerminal,
 } from './helpers/crash-harness.ts';
 import { skipUnlessPostgres } from './helpers/postgres.ts';
-import { waitFor } from './helpers/wait-for.ts';
+import { settledWithin, waitFor } from './helpers/wait-for.ts';
 
 // Three model calls per turn, each answered after 150 ms (time to submit every turn).
 const SCRIPT = '@sleep 150\n@call clock_now {}\n@call clock_now {}\nusage under crashes';
@@ -57,10 +57,7 @@ async function noneQueued(url: string): Promise<boolean> {
 }
 
 async function killedWithin(served: Served, ms: number): Promise<void> {
-  const exit = await Promise.race([
-    served.exited,
-    new Promise<null>((resolve) => setTimeout(() => resolve(null), ms)),
-  ]);
+  const exit = await settledWithin(served.exited, ms);
   if (exit?.signal !== 'SIGKILL') {
     await served.kill();
     throw new Error('the fault point never fired');

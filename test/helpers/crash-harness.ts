@@ -23,6 +23,7 @@ import {
   emptyFindings,
   runsOfScope,
 } from './crash-checks.ts';
+import { settledWithin } from './wait-for.ts';
 
 export type { Findings, SinkEffect } from './crash-checks.ts';
 
@@ -345,10 +346,7 @@ async function crashAndRecover(
   } catch {
     // Killed between the commit and the answer (submit.after_commit): resubmitted below.
   }
-  const killed = await Promise.race([
-    doomed.exited,
-    new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000)),
-  ]);
+  const killed = await settledWithin(doomed.exited, 20_000);
   if (killed?.signal !== 'SIGKILL') {
     await doomed.kill();
     throw new Error(`${fault.point}=${fault.hit}*kill never fired`);

@@ -4,7 +4,7 @@
 
 import { serve } from './crash-harness.ts';
 import { TENANT, call } from './crash-harness.ts';
-import { waitFor } from './wait-for.ts';
+import { settledWithin, waitFor } from './wait-for.ts';
 
 /** The figures line of the point tests; every one but `kills` must end 0. */
 export interface PointFigures {
@@ -44,13 +44,7 @@ export async function lifeKilledAt(
   });
   try {
     await act(doomed.url);
-    let timer: NodeJS.Timeout | undefined;
-    // Cleared, not left pending: a pending timer would hold the test file open for 20 s.
-    const gaveUp = new Promise<null>(
-      (resolve) => (timer = setTimeout(() => resolve(null), 20_000)),
-    );
-    const exit = await Promise.race([doomed.exited, gaveUp]);
-    clearTimeout(timer);
+    const exit = await settledWithin(doomed.exited, 20_000);
     if (exit?.signal !== 'SIGKILL') throw new Error(`${fault.point}=${fault.hit}*kill never fired`);
   } finally {
     await doomed.kill();

@@ -23,3 +23,18 @@ export async function waitFor<T>(
     await delay(everyMs);
   }
 }
+
+/**
+ * The promise's value, or null when it has not settled within `ms`. The timer is cleared
+ * either way: a pending timer keeps the test file's process alive after its last test
+ * (the runner waits for the process to exit), which held a file open up to 90 s.
+ */
+export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return await Promise.race([promise, gaveUp]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
