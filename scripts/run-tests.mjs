@@ -5,10 +5,13 @@
 // Most files share a process with others: each process pays tsx's start and the import
 // of keel's modules through tsx's hooks (about 1.5 s of CPU), more than many files spend
 // on their tests, and the suite is CPU-bound on two cores. The files in OWN_PROCESS run
-// alone: the long ones, whose work is in the children they start, so the scheduler can
-// start them first. Files that share a process run one after another in it, in the
-// order given; none of them changes process-wide state (environment, working directory,
-// timers, global handlers) and each clears its timers (README, "Quick start", npm test).
+// alone: the long ones, whose work is in the children they start, and those that share
+// something per process. In a shared process the files are imported one after another
+// and share node:test's root: their tests run one at a time in that order, but a file's
+// top-level before() runs when it is imported (at the group's start) and its top-level
+// after() when the whole group ends. So a shared file leaves process-wide state alone
+// (environment, working directory, global handlers), names its ports, temp dirs and
+// schemas uniquely, and clears its timers (README, "Quick start", npm test).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,9 +29,10 @@ function collect(dir) {
   return found;
 }
 
-// Longest first (their wall time three at a time on this machine, in seconds): the
-// runner starts jobs in the order given, and a long one started last runs on alone while
-// the other slots sit empty.
+// With their wall time three at a time on this machine, in seconds. Jobs start longest
+// first (a shared process counted at SHARED_FILE_SECONDS per file): the runner starts
+// them in the order given, and a long one started last runs on alone while the other
+// slots sit empty.
 const OWN_PROCESS = [
   ['test/store-postgres.test.ts', 57],
   ['test/crash-postgres.test.ts', 53],
@@ -62,6 +66,19 @@ const OWN_PROCESS = [
   ['test/backup-restore.test.ts', 16],
   ['test/readme-walk.test.ts', 15],
   ['test/demo-run.test.ts', 15],
+  // Shorter, but alone for what they share: the crash harness keeps one set of children
+  // and temp dirs per process (its cleanup() ends them all), and wasm-sandbox measures
+  // its own process's memory. Seconds from a run with every file alone.
+  ['test/crash-approvals.test.ts', 26],
+  ['test/crash-steering.test.ts', 23],
+  ['test/approvals-postgres-workers.test.ts', 23],
+  ['test/crash-approvals-tools.test.ts', 21],
+  ['test/usage-crash.test.ts', 14],
+  ['test/compaction-crash.test.ts', 13],
+  ['test/store-sqlite-disk-full.test.ts', 13],
+  ['test/wasm-sandbox.test.ts', 12],
+  ['test/crash-attempts.test.ts', 12],
+  ['test/fork.test.ts', 10],
 ];
 /** Seconds a shared file is counted for when the groups are ordered among the others. */
 const SHARED_FILE_SECONDS = 3;
@@ -96,8 +113,12 @@ for (let group = 0; group < groupCount; group += 1) {
   // Dealt round the groups by name, so each gets a like mix of the directory.
   const members = shared.filter((_, index) => index % groupCount === group);
   const entry = join(temp, 'groups', `shared-${String(group + 1).padStart(2, '0')}.mjs`);
+  // Each file named on stderr (a comment in the report) as it loads: a crash or an import
+  // that fails is then placed at its file, not only at the group.
   const imports = members.map(
-    (file) => `await import(${JSON.stringify(pathToFileURL(join(root, file)).href)});`,
+    (file) =>
+      `console.error(${JSON.stringify(`${basename(entry)}: loading ${file}`)});\n` +
+      `await import(${JSON.stringify(pathToFileURL(join(root, file)).href)});`,
   );
   writeFileSync(entry, `${imports.join('\n')}\n`);
   // Named here: a file that crashes its process fails the whole group under this name.
