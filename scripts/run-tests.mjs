@@ -100,6 +100,17 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// Three jobs at a time on two cores: the suite waits as well as computes (leases
+// expiring, children starting, retries backing off), so a third fills the cores the other
+// two leave idle. KEEL_TEST_CONCURRENCY chooses another.
+const concurrency = process.env.KEEL_TEST_CONCURRENCY ?? '3';
+if (!/^[1-9][0-9]*$/.test(concurrency)) {
+  console.error(
+    `run-tests: KEEL_TEST_CONCURRENCY must be a whole number ≥ 1, not "${concurrency}"`,
+  );
+  process.exit(1);
+}
+
 // A keel the tests start without a config file or data dir of its own looks in the XDG
 // directories (docs/configuration.md): point them into a temp dir, so no test reads a
 // keel.toml of the real home nor writes data there. The group entries live there too.
@@ -130,16 +141,6 @@ console.error(
   `run-tests: ${files.length} test files, ${jobs.length - groupCount} in a process of their own, ${shared.length} in ${groupCount} shared ones`,
 );
 
-// Three jobs at a time on two cores: the suite waits as well as computes (leases
-// expiring, children starting, retries backing off), so a third fills the cores the other
-// two leave idle. KEEL_TEST_CONCURRENCY chooses another.
-const concurrency = process.env.KEEL_TEST_CONCURRENCY ?? '3';
-if (!/^[1-9][0-9]*$/.test(concurrency)) {
-  console.error(
-    `run-tests: KEEL_TEST_CONCURRENCY must be a whole number ≥ 1, not "${concurrency}"`,
-  );
-  process.exit(1);
-}
 // Started through tsx, so every test process the runner forks inherits `--import tsx`.
 const result = spawnSync(
   process.execPath,

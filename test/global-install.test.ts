@@ -115,8 +115,8 @@ after(async () => {
 it('npm pack → npm install -g → keel serve from any directory', { timeout: 180_000 }, async () => {
   const started = Date.now();
   console.log(`# copy of the repository ${copySeconds.toFixed(1)} s`);
-  // `prepare` (the build) is what `npm run build` runs, walked by readme-walk.test.ts;
-  // here the checkout's dist/ is packed when it was built from exactly these sources.
+  // The checkout's dist/ is packed when it was built from exactly these sources (the
+  // build `prepare` runs, which a fresh clone's `npm ci` ran); else `npm pack` builds.
   const repo = join(work, 'repo');
   const reuse = copyCurrentBuild(repo);
   const packed = JSON.parse(

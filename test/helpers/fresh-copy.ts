@@ -5,9 +5,9 @@
 // (readme-walk.test.ts, global-install.test.ts).
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { sourceDigest } from '../../bin/source-digest.js';
+import { builtFrom } from './keel-cli.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -32,11 +32,7 @@ export function copyCheckout(dest: string): void {
  * `npm ci`, CI's first step). True when copied; false when the copy must build itself.
  */
 export function copyCurrentBuild(dest: string): boolean {
-  const stamp = join(ROOT, 'dist/.build-stamp');
-  const built = existsSync(stamp)
-    ? /^sources (\S+)$/m.exec(readFileSync(stamp, 'utf8'))?.[1]
-    : undefined;
-  if (built === undefined || built !== sourceDigest(join(dest, 'src'))) return false;
+  if (!builtFrom(join(dest, 'src'))) return false;
   cpSync(join(ROOT, 'dist'), join(dest, 'dist'), { recursive: true });
   return true;
 }

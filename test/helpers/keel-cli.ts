@@ -14,12 +14,13 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 
 /** dist/.build-stamp records the digest src/ has now (hashed once per test process). */
 export function builtFromTheseSources(): boolean {
-  built ??= stampMatchesSources();
+  built ??= builtFrom(`${ROOT}src`);
   return built;
 }
 let built: boolean | undefined;
 
-function stampMatchesSources(): boolean {
+/** The checkout's dist/.build-stamp records the digest the sources under `src` have. */
+export function builtFrom(src: string): boolean {
   let stamp: string;
   try {
     stamp = readFileSync(`${ROOT}dist/.build-stamp`, 'utf8');
@@ -27,7 +28,7 @@ function stampMatchesSources(): boolean {
     return false;
   }
   const recorded = /^sources (\S+)$/m.exec(stamp)?.[1];
-  return recorded !== undefined && recorded === sourceDigest(`${ROOT}src`);
+  return recorded !== undefined && recorded === sourceDigest(src);
 }
 
 export const KEEL_CLI: readonly string[] = builtFromTheseSources()

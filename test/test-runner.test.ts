@@ -1,0 +1,92 @@
+// The suite's own runner (README, npm test): scripts/test-jobs.mjs runs jobs in the order
+// given and exits 1 when a test fails; run-tests.mjs refuses a KEEL_TEST_CONCURRENCY that
+// is not a whole number before running anything; settledWithin (test/helpers/wait-for.ts)
+// clears its timer, so a test process whose bound was never reached still exits at once.
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'keel-test-runner-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The environment of a top-level run: node:test's run() skips its files in a child of one. */
+function topLevelEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
+
+function testFile(name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `import { it } from 'node:test';\n${body}\n`);
+  return path;
+}
+
+describe('the test runner', () => {
+  it('runs jobs in the order given (not by name) and exits 1 when a test fails', () => {
+    const last = testFile('a-last.test.mjs', "it('a runs second', () => {});");
+    const first = testFile(
+      'z-first.test.mjs',
+      "it('z runs first and fails', () => { throw new Error('seeded'); });",
+    );
+    const result = spawnSync(process.execPath, ['scripts/test-jobs.mjs', '1', first, last], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: topLevelEnv(),
+    });
+    assert.equal(result.status, 1, result.stdout + result.stderr);
+    const z = result.stdout.indexOf('not ok 1 - z runs first and fails');
+    const a = result.stdout.indexOf('ok 2 - a runs second');
+    assert.ok(z !== -1 && a > z, result.stdout);
+    assert.match(result.stdout, /^# tests 2$/m);
+  });
+
+  it('exits 0 when every test passed', () => {
+    const passing = testFile('passing.test.mjs', "it('passes', () => {});");
+    const result = spawnSync(process.execPath, ['scripts/test-jobs.mjs', '1', passing], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: topLevelEnv(),
+    });
+    assert.equal(result.status, 0, result.stdout + result.stderr);
+    assert.match(result.stdout, /^# pass 1$/m);
+  });
+
+  it('refuses a KEEL_TEST_CONCURRENCY that is not a whole number ≥ 1, naming it', () => {
+    for (const value of ['0', 'three', '-1']) {
+      const result = spawnSync(process.execPath, ['scripts/run-tests.mjs', 'test-runner'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, KEEL_TEST_CONCURRENCY: value },
+      });
+      assert.equal(result.status, 1, value);
+      assert.match(result.stderr, /KEEL_TEST_CONCURRENCY must be a whole number ≥ 1/);
+      assert.doesNotMatch(result.stdout, /^# tests/m, 'no test ran');
+    }
+  });
+
+  it('settledWithin clears its timer: a process waiting with a 5-minute bound exits at once', () => {
+    const script = join(dir, 'bounded.mts');
+    writeFileSync(
+      script,
+      [
+        `import { settledWithin } from ${JSON.stringify(join(ROOT, 'test/helpers/wait-for.ts'))};`,
+        "console.log(await settledWithin(Promise.resolve('settled'), 300_000));",
+      ].join('\n'),
+    );
+    // The bound on spawnSync only ends a process the timer would hold: a helper that left
+    // its 300 s timer pending is killed after 60 s, and the test fails on the signal.
+    const result = spawnSync(process.execPath, ['--import', 'tsx', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(result.signal, null, 'the process was held open by a pending timer');
+    assert.equal(result.stdout.trim(), 'settled');
+  });
+});
