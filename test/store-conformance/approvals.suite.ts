@@ -429,6 +429,23 @@ async function checkAgainstModel(store: Store, model: Model): Promise<void> {
   assert.deepEqual([...listed].sort(), [...pending].sort());
 }
 
+/**
+ * One sequence that reaches every status the test requires, the first of the sequences
+ * (fast-check's `examples`): the random sequences alone sometimes reached no `succeeded`
+ * run (PostgreSQL once in 25 sequences, SQLite once in 40), which failed the coverage
+ * check below on a correct store.
+ */
+const EVERY_STATUS: Command[] = [
+  { kind: 'enqueue', lane: 0 },
+  { kind: 'enqueue', lane: 1 },
+  { kind: 'enqueue', lane: 0 },
+  { kind: 'claim' }, // run 0 running (fence 0)
+  { kind: 'claim' }, // run 1 running (fence 1); run 2 waits behind run 0's lane
+  { kind: 'request', fence: 0, timed: false }, // run 0 waiting
+  { kind: 'finalize', fence: 1 }, // run 1 succeeded
+  { kind: 'cancel', run: 2 }, // run 2 cancelled while queued
+];
+
 function modelBased(factory: StoreFactory, numRuns: number): void {
   describe('approvals: model-based run state machine', () => {
     it('the store agrees with the model after every command', async () => {
@@ -456,10 +473,10 @@ function modelBased(factory: StoreFactory, numRuns: number): void {
             }
           },
         ),
-        { numRuns },
+        { numRuns, examples: [[EVERY_STATUS]] },
       );
       console.log(
-        `approvals model: ${numRuns} sequences, ${commandsRun} commands, statuses seen: ${[...seen].sort().join(', ')}`,
+        `approvals model: ${numRuns} sequences (the first reaches every status), ${commandsRun} commands, statuses seen: ${[...seen].sort().join(', ')}`,
       );
       for (const status of ['queued', 'running', 'waiting', 'succeeded', 'cancelled']) {
         assert.ok(seen.has(status), `the sequences reached ${status}`);
