@@ -2,8 +2,8 @@
 // globs nor fails when it finds no file, so the list is built here and an empty list
 // is an error. Usage: node scripts/run-tests.mjs [substring filters…]
 //
-// Most files share a process with others: each process pays tsx's start and the import
-// of keel's modules through tsx's hooks (about 1.5 s of CPU), more than many files spend
+// Most files share a process with others: each process pays Node's start and the import
+// of keel's modules through the TypeScript hooks (ts-hooks.mjs; about 1 s of CPU), more than many files spend
 // on their tests, and the suite is CPU-bound on two cores. The files in OWN_PROCESS run
 // alone: the long ones, whose work is in the children they start, and those that share
 // something per process. In a shared process the files are imported one after another
@@ -141,12 +141,13 @@ console.error(
   `run-tests: ${files.length} test files, ${jobs.length - groupCount} in a process of their own, ${shared.length} in ${groupCount} shared ones`,
 );
 
-// Started through tsx, so every test process the runner forks inherits `--import tsx`.
+// Started with the TypeScript hooks of ts-register.mjs (lighter than tsx, see ts-hooks.mjs),
+// so every test process the runner forks inherits that `--import`.
 const result = spawnSync(
   process.execPath,
   [
     '--import',
-    'tsx',
+    pathToFileURL(join(root, 'scripts/ts-register.mjs')).href,
     join(root, 'scripts/test-jobs.mjs'),
     concurrency,
     ...jobs.map(([file]) => file),

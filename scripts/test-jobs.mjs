@@ -3,9 +3,9 @@
 // on stdout; exits 1 when any test failed. A job still running after 600 s fails: the
 // bound on a hang, in a test or outside one (a test process started this way does not
 // apply `--test-timeout` to its own tests on Node 20); the longest job takes about 110 s
-// on the 2-core machine. Started by run-tests.mjs through tsx, whose `--import` the
-// processes run() forks inherit.
-//   node --import tsx scripts/test-jobs.mjs <concurrency> <file>…
+// on the 2-core machine. Started by run-tests.mjs with the TypeScript hooks
+// (ts-register.mjs), whose `--import` the processes run() forks inherit.
+//   node --import ./scripts/ts-register.mjs scripts/test-jobs.mjs <concurrency> <file>…
 import { run } from 'node:test';
 import { tap } from 'node:test/reporters';
 
