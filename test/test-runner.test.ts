@@ -1,7 +1,9 @@
 // The suite's own runner (README, npm test): scripts/test-jobs.mjs runs jobs in the order
 // given and exits 1 when a test fails; run-tests.mjs refuses a KEEL_TEST_CONCURRENCY that
 // is not a whole number before running anything; settledWithin (test/helpers/wait-for.ts)
-// clears its timer, so a test process whose bound was never reached still exits at once.
+// clears its timer, so a test process whose bound was never reached still exits at once;
+// the TypeScript hooks the test processes load (scripts/ts-hooks.mjs) strip types, point
+// stack traces at the .ts lines and compile an edited file afresh.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -88,5 +90,32 @@ describe('the test runner', () => {
     });
     assert.equal(result.signal, null, 'the process was held open by a pending timer');
     assert.equal(result.stdout.trim(), 'settled');
+  });
+
+  it('the TypeScript hooks run a .ts file, name its lines in stack traces and see its edits', () => {
+    const script = join(dir, 'typed.ts');
+    const register = join(ROOT, 'scripts/ts-register.mjs');
+    const source = (answer: number): string =>
+      [
+        'type Answer = { value: number };',
+        `const answer: Answer = { value: ${answer} };`,
+        'console.log(answer.value);',
+        '',
+        "if (process.argv[2] === 'throw') throw new Error('from line five');",
+      ].join('\n');
+    const runScript = (...args: string[]) =>
+      spawnSync(process.execPath, ['--import', register, script, ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
+    writeFileSync(script, source(41));
+    const first = runScript();
+    assert.equal(first.status, 0, first.stderr);
+    assert.equal(first.stdout.trim(), '41');
+    // The same path with new content: a cache keyed on the path alone would print 41.
+    writeFileSync(script, source(42));
+    const thrown = runScript('throw');
+    assert.equal(thrown.stdout.trim(), '42');
+    assert.match(thrown.stderr, new RegExp(`${script.replaceAll('.', '\\.')}:5\\b`));
   });
 });
