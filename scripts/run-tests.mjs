@@ -1,17 +1,18 @@
-// Runs every test file through node:test + tsx. Node 20's `node --test` neither expands
-// globs nor fails when it finds no file, so the list is built here and an empty list
-// is an error. Usage: node scripts/run-tests.mjs [substring filters…]
+// Runs every test file through node:test, TypeScript loaded by scripts/ts-hooks.mjs.
+// Node 20's `node --test` neither expands globs nor fails when it finds no file, so the
+// list is built here and an empty list is an error.
+// Usage: node scripts/run-tests.mjs [substring filters…]
 //
 // Most files share a process with others: each process pays Node's start and the import
-// of keel's modules through the TypeScript hooks (ts-hooks.mjs; about 1 s of CPU), more than many files spend
-// on their tests, and the suite is CPU-bound on two cores. The files in OWN_PROCESS run
-// alone: the long ones, whose work is in the children they start, and those that share
-// something per process. In a shared process the files are imported one after another
-// and share node:test's root: their tests run one at a time in that order, but a file's
-// top-level before() runs when it is imported (at the group's start) and its top-level
-// after() when the whole group ends. So a shared file leaves process-wide state alone
-// (environment, working directory, global handlers), names its ports, temp dirs and
-// schemas uniquely, and clears its timers (README, "Quick start", npm test).
+// of keel's modules through the TypeScript hooks (about 2 s of CPU), more than many files
+// spend on their tests, and the suite is CPU-bound on two cores. The files in OWN_PROCESS
+// run alone: they share something per process, or start something in a top-level
+// before(). In a shared process the files are imported one after another and share
+// node:test's root: their tests run one at a time in that order, but a file's top-level
+// before() runs when it is imported (at the group's start) and its top-level after() when
+// the whole group ends. So a shared file leaves process-wide state alone (environment,
+// working directory, global handlers), names its ports, temp dirs and schemas uniquely,
+// and clears its timers (README, "Quick start", npm test).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,11 +30,11 @@ function collect(dir) {
   return found;
 }
 
-// With their wall time three at a time on this machine, in seconds. Jobs start longest
-// first (a shared process counted at SHARED_FILE_SECONDS per file): the runner starts
+// Wall seconds of the long files, three jobs at a time on this machine. Jobs start
+// longest first (a file not named here counts SHARED_FILE_SECONDS): the runner starts
 // them in the order given, and a long one started last runs on alone while the other
 // slots sit empty.
-const OWN_PROCESS = [
+const SECONDS = new Map([
   ['test/store-postgres.test.ts', 57],
   ['test/crash-postgres.test.ts', 53],
   ['test/console-e2e.test.ts', 52],
@@ -46,6 +47,7 @@ const OWN_PROCESS = [
   ['test/store-approvals.test.ts', 29],
   ['test/crash-points.test.ts', 28],
   ['test/crash-approvals-postgres.test.ts', 26],
+  ['test/crash-approvals.test.ts', 26],
   ['test/mcp-e2e.test.ts', 25],
   ['test/scale-multiprocess.test.ts', 25],
   ['test/memory-prepare.test.ts', 25],
@@ -53,7 +55,10 @@ const OWN_PROCESS = [
   ['test/cli-commands.test.ts', 24],
   ['test/wasm-killer.test.ts', 23],
   ['test/store-postgres-claim-race.test.ts', 23],
+  ['test/crash-steering.test.ts', 23],
+  ['test/approvals-postgres-workers.test.ts', 23],
   ['test/store-postgres-faults.test.ts', 22],
+  ['test/crash-approvals-tools.test.ts', 21],
   ['test/mcp-own-servers.test.ts', 19],
   ['test/crash-approvals-deny.test.ts', 19],
   ['test/split-deployment.test.ts', 19],
@@ -66,30 +71,59 @@ const OWN_PROCESS = [
   ['test/backup-restore.test.ts', 16],
   ['test/readme-walk.test.ts', 15],
   ['test/demo-run.test.ts', 15],
-  // Shorter, but alone for what they share: the crash harness keeps one set of children
-  // and temp dirs per process (its cleanup() ends them all), and wasm-sandbox measures
-  // its own process's memory. Seconds from a run with every file alone.
-  ['test/crash-approvals.test.ts', 26],
-  ['test/crash-steering.test.ts', 23],
-  ['test/approvals-postgres-workers.test.ts', 23],
-  ['test/crash-approvals-tools.test.ts', 21],
   ['test/usage-crash.test.ts', 14],
   ['test/compaction-crash.test.ts', 13],
   ['test/store-sqlite-disk-full.test.ts', 13],
   ['test/wasm-sandbox.test.ts', 12],
   ['test/crash-attempts.test.ts', 12],
   ['test/fork.test.ts', 10],
-];
-/** Seconds a shared file is counted for when the groups are ordered among the others. */
+]);
+/** Seconds a file not in SECONDS is counted for. */
 const SHARED_FILE_SECONDS = 3;
-/** Shared files per process: enough to spread the start, few enough to balance slots. */
-const FILES_PER_GROUP = 12;
+// The files that run alone. Those using the crash harness: it keeps one set of children
+// and temp dirs per process, and its cleanup() ends them all — another file's child
+// included. wasm-sandbox measures its own process's memory. And those with a top-level
+// before() that starts a server or builds something: in a shared process it would run
+// at the group's start and what it started would live until the group's end.
+const OWN_PROCESS = new Set([
+  'test/approvals-postgres-workers.test.ts',
+  'test/compaction-crash.test.ts',
+  'test/crash-approvals-deny.test.ts',
+  'test/crash-approvals-postgres.test.ts',
+  'test/crash-approvals-tools.test.ts',
+  'test/crash-approvals.test.ts',
+  'test/crash-attempts.test.ts',
+  'test/crash-points.test.ts',
+  'test/crash-postgres.test.ts',
+  'test/crash-random.test.ts',
+  'test/crash-steering.test.ts',
+  'test/crash-sweep.test.ts',
+  'test/fork.test.ts',
+  'test/scale-multiprocess.test.ts',
+  'test/seeded-bugs.test.ts',
+  'test/split-deployment.test.ts',
+  'test/store-postgres-faults.test.ts',
+  'test/store-sqlite-disk-full.test.ts',
+  'test/telemetry-otlp.test.ts',
+  'test/usage-crash.test.ts',
+  'test/wasm-sandbox.test.ts',
+  'test/cli-commands.test.ts',
+  'test/cli-resources.test.ts',
+  'test/global-install.test.ts',
+  'test/mcp-e2e.test.ts',
+  'test/mcp-own-servers.test.ts',
+  'test/readme-walk.test.ts',
+  'test/store-postgres-migrate-cli.test.ts',
+  'test/wasm-killer.test.ts',
+]);
+/** The seconds a shared process is filled to: about the longest file that runs alone. */
+const GROUP_SECONDS = 55;
 
 const filters = process.argv.slice(2);
 const found = collect(join(root, 'test'));
-const unknown = OWN_PROCESS.filter(([file]) => !found.includes(file)).map(([file]) => file);
+const unknown = [...OWN_PROCESS, ...SECONDS.keys()].filter((file) => !found.includes(file));
 if (unknown.length > 0) {
-  console.error(`run-tests: OWN_PROCESS names files that do not exist: ${unknown.join(', ')}`);
+  console.error(`run-tests: names files that do not exist: ${unknown.join(', ')}`);
   process.exit(1);
 }
 const files = found
@@ -115,15 +149,25 @@ if (!/^[1-9][0-9]*$/.test(concurrency)) {
 // directories (docs/configuration.md): point them into a temp dir, so no test reads a
 // keel.toml of the real home nor writes data there. The group entries live there too.
 const temp = mkdtempSync(join(tmpdir(), 'keel-tests-'));
-const own = new Map(OWN_PROCESS);
-const shared = files.filter((file) => !own.has(file));
-const groupCount = Math.ceil(shared.length / FILES_PER_GROUP);
-const jobs = files.filter((file) => own.has(file)).map((file) => [file, own.get(file)]);
+const secondsOf = (file) => SECONDS.get(file) ?? SHARED_FILE_SECONDS;
+const shared = files.filter((file) => !OWN_PROCESS.has(file));
+const jobs = files.filter((file) => OWN_PROCESS.has(file)).map((file) => [file, secondsOf(file)]);
+// Packed by seconds: longest file first into the group with the fewest seconds so far, so
+// the groups end about together and the long files spread over them.
+const total = shared.reduce((sum, file) => sum + secondsOf(file), 0);
+const groups = Array.from({ length: Math.ceil(total / GROUP_SECONDS) }, () => ({
+  members: [],
+  seconds: 0,
+}));
+const bySeconds = [...shared].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
+for (const file of bySeconds) {
+  const group = groups.reduce((least, next) => (next.seconds < least.seconds ? next : least));
+  group.members.push(file);
+  group.seconds += secondsOf(file);
+}
 mkdirSync(join(temp, 'groups'));
-for (let group = 0; group < groupCount; group += 1) {
-  // Dealt round the groups by name, so each gets a like mix of the directory.
-  const members = shared.filter((_, index) => index % groupCount === group);
-  const entry = join(temp, 'groups', `shared-${String(group + 1).padStart(2, '0')}.mjs`);
+for (const [index, { members, seconds }] of groups.entries()) {
+  const entry = join(temp, 'groups', `shared-${String(index + 1).padStart(2, '0')}.mjs`);
   // Each file named on stderr (a comment in the report) as it loads: a crash or an import
   // that fails is then placed at its file, not only at the group.
   const imports = members.map(
@@ -134,11 +178,11 @@ for (let group = 0; group < groupCount; group += 1) {
   writeFileSync(entry, `${imports.join('\n')}\n`);
   // Named here: a file that crashes its process fails the whole group under this name.
   console.error(`run-tests: ${basename(entry)}: ${members.join(' ')}`);
-  jobs.push([entry, members.length * SHARED_FILE_SECONDS]);
+  jobs.push([entry, seconds]);
 }
 jobs.sort((a, b) => b[1] - a[1]);
 console.error(
-  `run-tests: ${files.length} test files, ${jobs.length - groupCount} in a process of their own, ${shared.length} in ${groupCount} shared ones`,
+  `run-tests: ${files.length} test files, ${jobs.length - groups.length} in a process of their own, ${shared.length} in ${groups.length} shared ones`,
 );
 
 // Started with the TypeScript hooks of ts-register.mjs (lighter than tsx, see ts-hooks.mjs),
