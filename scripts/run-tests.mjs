@@ -6,13 +6,13 @@
 // Most files share a process with others: each process pays Node's start and the import
 // of keel's modules through the TypeScript hooks (about 2 s of CPU), more than many files
 // spend on their tests, and the suite is CPU-bound on two cores. The files in OWN_PROCESS
-// run alone: they share something per process, or start something in a top-level
-// before(). In a shared process the files are imported one after another and share
-// node:test's root: their tests run one at a time in that order, but a file's top-level
-// before() runs when it is imported (at the group's start) and its top-level after() when
-// the whole group ends. So a shared file leaves process-wide state alone (environment,
-// working directory, global handlers), names its ports, temp dirs and schemas uniquely,
-// and clears its timers (README, "Quick start", npm test).
+// run alone; the others share processes packed by their measured seconds. In a shared
+// process the files are imported one after another and share node:test's root: their
+// tests run one at a time in that order, but a file's top-level before() runs when it is
+// imported (at the group's start) and its top-level after() when the whole group ends.
+// So a shared file leaves process-wide state alone (environment, working directory,
+// global handlers), names its ports, temp dirs and schemas uniquely, ends what it starts
+// in its suites' after(), and clears its timers (README, "Quick start", npm test).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,11 +80,13 @@ const SECONDS = new Map([
 ]);
 /** Seconds a file not in SECONDS is counted for. */
 const SHARED_FILE_SECONDS = 3;
-// The files that run alone. Those using the crash harness: it keeps one set of children
-// and temp dirs per process, and its cleanup() ends them all — another file's child
-// included. wasm-sandbox measures its own process's memory. And those with a top-level
-// before() that starts a server or builds something: in a shared process it would run
-// at the group's start and what it started would live until the group's end.
+// The files that run alone: wasm-sandbox measures its own process's memory; the crash
+// harness keeps one set of children and temp dirs per process, and its cleanup() ends
+// them all; and the long files whose top-level before() builds or starts something heavy
+// (the global install, the README walk, MCP servers, the CLI tests' keel, wasm-killer's
+// modules, migrate-cli's databases), which in a shared process would run at the group's
+// start and live until its end. Measured, packing the harness's users and those files
+// too (9 processes alone, then 1) was no faster: 511 s against 490 s for the test step.
 const OWN_PROCESS = new Set([
   'test/approvals-postgres-workers.test.ts',
   'test/compaction-crash.test.ts',
@@ -155,13 +157,18 @@ const jobs = files.filter((file) => OWN_PROCESS.has(file)).map((file) => [file, 
 // Packed by seconds: longest file first into the group with the fewest seconds so far, so
 // the groups end about together and the long files spread over them.
 const total = shared.reduce((sum, file) => sum + secondsOf(file), 0);
-const groups = Array.from({ length: Math.ceil(total / GROUP_SECONDS) }, () => ({
+// Never more groups than files: a group with none would start a process for nothing.
+const groupCount = Math.min(shared.length, Math.ceil(total / GROUP_SECONDS));
+const groups = Array.from({ length: groupCount }, () => ({
   members: [],
   seconds: 0,
 }));
 const bySeconds = [...shared].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
 for (const file of bySeconds) {
-  const group = groups.reduce((least, next) => (next.seconds < least.seconds ? next : least));
+  const group = groups.reduce(
+    (least, next) => (next.seconds < least.seconds ? next : least),
+    groups[0],
+  );
   group.members.push(file);
   group.seconds += secondsOf(file);
 }
