@@ -93,23 +93,33 @@ describe('seeded bugs', () => {
     });
 
     it('the random crash loop checker reports the same violations', async () => {
-      // A fixed seed keeps the plan small and known; the kill moments still vary, so the
-      // test insists that some kill landed mid-run before it expects a violation.
-      const seed = 1;
-      const report = await randomCrashLoop({
-        seed,
-        kills: 4,
-        turns: 16,
-        scopes: 4,
-        sink: sink(),
-        env: { KEEL_TEST_SEEDED_BUGS: 'entries_at_end' },
-      });
-      const found = report.findings;
-      console.log(`${describeReport('seeded-random[entries_at_end]', seed, report)}`);
-      console.log(found.problems.slice(0, 4).join('\n'));
-      assert.ok(report.inFlightKills > 0, 'a kill landed mid-run');
-      assert.ok(found.step_regressions > 0, 'I5 violation detected');
-      assert.ok(found.recorded_reexec + found.dup_effects > 0, 'I4 violation detected');
+      // Fixed seeds keep the plans small and known; the kill moments still vary, so a round
+      // can miss: its kills may all land before a run's effectful call (1 round in 8 in
+      // the runs of 2026-12-03 saw the re-executed step but no repeated call). Up to three
+      // rounds, each a new seed, until both violations are seen; the checker must see them.
+      let inFlightKills = 0;
+      let stepRegressions = 0;
+      let repeatedCalls = 0;
+      for (const seed of [1, 2, 3]) {
+        const report = await randomCrashLoop({
+          seed,
+          kills: 4,
+          turns: 16,
+          scopes: 4,
+          sink: sink(),
+          env: { KEEL_TEST_SEEDED_BUGS: 'entries_at_end' },
+        });
+        const found = report.findings;
+        console.log(`${describeReport('seeded-random[entries_at_end]', seed, report)}`);
+        console.log(found.problems.slice(0, 4).join('\n'));
+        inFlightKills += report.inFlightKills;
+        stepRegressions += found.step_regressions;
+        repeatedCalls += found.recorded_reexec + found.dup_effects;
+        if (stepRegressions > 0 && repeatedCalls > 0) break;
+      }
+      assert.ok(inFlightKills > 0, 'a kill landed mid-run');
+      assert.ok(stepRegressions > 0, 'I5 violation detected');
+      assert.ok(repeatedCalls > 0, 'I4 violation detected');
     });
   });
 });
