@@ -9,6 +9,7 @@ import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { sourceDigest } from '../bin/source-digest.js';
+import { bundle } from './bundle.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const dist = join(root, 'dist');
@@ -40,6 +41,15 @@ cpSync(join(root, 'src'), dist, {
 });
 if (!existsSync(join(dist, 'cli', 'main.js'))) {
   console.error('build: dist/cli/main.js is missing after tsc');
+  process.exit(1);
+}
+// The CLI bundled (scripts/bundle.mjs): bin/keel.js runs dist/bundle/main.js when it is
+// there, dist/cli/main.js otherwise.
+try {
+  await bundle({ entry: join(dist, 'cli', 'main.js'), outdir: join(dist, 'bundle') });
+} catch (error) {
+  rmSync(dist, { recursive: true, force: true });
+  console.error(`build: ${error.message}; dist/ removed (bin/keel.js falls back to src/)`);
   process.exit(1);
 }
 writeFileSync(join(dist, '.build-stamp'), `${new Date().toISOString()}\nsources ${sources}\n`);
