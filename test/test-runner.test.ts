@@ -3,11 +3,12 @@
 // is not a whole number before running anything; settledWithin (test/helpers/wait-for.ts)
 // clears its timer, so a test process whose bound was never reached still exits at once;
 // the TypeScript hooks the test processes load (scripts/ts-hooks.mjs) strip types, point
-// stack traces at the .ts lines and compile an edited file afresh.
+// stack traces at the .ts lines and compile an edited file afresh; under the runner, temp
+// files go to the run's own dir.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -69,6 +70,25 @@ describe('the test runner', () => {
       assert.equal(result.status, 1, value);
       assert.match(result.stderr, /KEEL_TEST_CONCURRENCY must be a whole number ≥ 1/);
       assert.doesNotMatch(result.stdout, /^# tests/m, 'no test ran');
+    }
+  });
+
+  it("under the runner, a test process writes temp files into the run's own dir", (t) => {
+    // run-tests.mjs points XDG_DATA_HOME at <run dir>/data and TMPDIR at <run dir>/tmp,
+    // on /dev/shm when there is room (or KEEL_TEST_TMPDIR), and removes the run dir.
+    const data = process.env.XDG_DATA_HOME ?? '';
+    if (!/\/keel-tests-[^/]+\/data$/.test(data)) {
+      t.skip('not started by scripts/run-tests.mjs');
+      return;
+    }
+    const run = join(data, '..');
+    assert.equal(tmpdir(), join(run, 'tmp'));
+    const parent = process.env.KEEL_TEST_TMPDIR;
+    if (parent) assert.equal(join(run, '..'), join(parent));
+    else if (existsSync('/dev/shm')) {
+      const { bavail, bsize } = statfsSync('/dev/shm');
+      // Measured while the suite runs, so with the suite's own files in it: room still left.
+      if (bavail * bsize >= 8 * 2 ** 30) assert.match(run, /^\/dev\/shm\//);
     }
   });
 
