@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { createFailpoints, inertFailpoints, parseFailpoints } from '../src/failpoints.ts';
 import { isKeelError } from '../src/errors.ts';
+import { TS_IMPORT } from './helpers/ts-import.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 
@@ -20,11 +21,10 @@ function hitInChild(enabled: boolean): {
     `createFailpoints({ enabled: ${enabled}, spec: 'model.after_response=kill' }).hit('model.after_response');`,
     "console.log('alive');",
   ].join('\n');
-  const result = spawnSync(
-    process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', script],
-    { cwd: ROOT, encoding: 'utf8' },
-  );
+  const result = spawnSync(process.execPath, [...TS_IMPORT, '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return { status: result.status, signal: result.signal, out: result.stdout };
 }
 

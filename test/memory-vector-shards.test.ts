@@ -17,6 +17,7 @@ import { openSqliteStore } from '../src/store/sqlite/index.ts';
 import { VECTOR_SHARDS } from '../src/store/sqlite/memory.ts';
 import { SqliteReadPool } from '../src/store/sqlite/read-pool.ts';
 import type { Store } from '../src/store/store.ts';
+import { TS_IMPORT } from './helpers/ts-import.ts';
 
 const DIM = 16;
 const EMBEDDER = 'test-16';
@@ -232,7 +233,7 @@ describe('memory: the SQLite read pool', () => {
 
   it('an idle pool does not keep the process alive', async () => {
     const dir = await tempDir();
-    const script = join(dir, 'search-and-leave.mts');
+    const script = join(dir, 'search-and-leave.ts');
     const storeModule = new URL('../src/store/sqlite/index.ts', import.meta.url).href;
     await writeFile(
       script,
@@ -247,7 +248,7 @@ describe('memory: the SQLite read pool', () => {
       `,
     );
     const started = Date.now();
-    const child = spawnSync(process.execPath, ['--import', 'tsx', script], {
+    const child = spawnSync(process.execPath, [...TS_IMPORT, script], {
       encoding: 'utf8',
       timeout: 60_000,
     });

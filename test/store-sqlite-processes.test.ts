@@ -17,6 +17,7 @@ import { isKeelError } from '../src/errors.ts';
 import { agentSpec, AGENT, fenceOf, succeeded, TENANT, turn } from './store-conformance/harness.ts';
 import type { SqliteStore, SqliteStoreOptions } from '../src/store/sqlite/index.ts';
 import { openSqliteStore } from '../src/store/sqlite/index.ts';
+import { TS_IMPORT } from './helpers/ts-import.ts';
 
 const ROLE = process.env.KEEL_STORE_TEST_ROLE;
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -38,7 +39,7 @@ function spawnRole(role: string, env: Record<string, string>): ChildProcess {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, KEEL_STORE_TEST_ROLE: role, ...env };
   // Without this the child would think it is a node:test worker.
   delete childEnv.NODE_TEST_CONTEXT;
-  return spawn(process.execPath, ['--import', 'tsx', THIS_FILE], {
+  return spawn(process.execPath, [...TS_IMPORT, THIS_FILE], {
     env: childEnv,
     stdio: ['pipe', 'pipe', 'inherit'],
   });

@@ -26,6 +26,7 @@ import { NOT_ALLOWED_BUTTON_REPLY } from '../adapters/telegram/src/access.ts';
 import type { FakeBotApi } from './helpers/fake-bot-api.ts';
 import { BOT_USER, buttonPress, startFakeBotApi, textUpdate } from './helpers/fake-bot-api.ts';
 import { waitFor } from './helpers/wait-for.ts';
+import { TS_IMPORT } from './helpers/ts-import.ts';
 
 const ROOT = new URL('..', import.meta.url).pathname;
 const TENANT = 'tg';
@@ -42,7 +43,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function spawnChild(args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+  const child = spawn(process.execPath, [...TS_IMPORT, ...args], {
     cwd: ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],

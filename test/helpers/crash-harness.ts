@@ -24,6 +24,7 @@ import {
   runsOfScope,
 } from './crash-checks.ts';
 import { settledWithin } from './wait-for.ts';
+import { TS_IMPORT } from './ts-import.ts';
 
 export type { Findings, SinkEffect } from './crash-checks.ts';
 
@@ -126,7 +127,7 @@ export interface EffectSink {
 
 export async function startEffectSink(): Promise<EffectSink> {
   const log = join(tempDir('keel-sink-'), 'effects.jsonl');
-  const child = spawnTracked(['--import', 'tsx', 'test/helpers/effect-sink.ts', log], {});
+  const child = spawnTracked([...TS_IMPORT, 'test/helpers/effect-sink.ts', log], {});
   const url = await readyLine(child, /effect-sink listening on (http:\/\/\S+)/, 'effect sink');
   return {
     url,

@@ -2,7 +2,7 @@
 // keel's SIGKILLs and logs every execution of a test sink tool, so executions are counted
 // outside keel's own database.
 //
-//   node --import tsx test/helpers/effect-sink.ts LOG_FILE
+//   node --import ./scripts/ts-register.mjs test/helpers/effect-sink.ts LOG_FILE
 //   → prints "effect-sink listening on http://127.0.0.1:PORT"
 //
 // POST /effects {tool, idempotency_key, run_id, call_id, scope, args: {value?, hold_ms?}, pid}
