@@ -2,7 +2,7 @@
 // into a few ESM files: keel's ~300 modules and the ~1,100 files of the packages it
 // loads become one file per entry plus shared chunks that dynamic import()s load on
 // demand. Node 20 resolves, stats, reads and links every module file on its own, so a
-// `keel serve` start took ~1.3 s of CPU from dist/'s modules and ~0.7 s from the bundle
+// `keel serve` start took ~1.3 s of CPU from dist/'s modules and ~0.8 s from the bundle
 // (measured, docs/benchmarks.md); every CLI command starts faster the same way.
 //
 // What stays outside the bundle, loaded by Node as before:

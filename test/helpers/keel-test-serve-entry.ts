@@ -2,8 +2,9 @@
 // dist/ was built from exactly these sources (keel-cli.ts), the entry and the test
 // helpers it loads are compiled once to JavaScript under node_modules/.cache/keel/ and
 // bundled with keel's compiled modules and packages (scripts/bundle.mjs, as the build
-// bundles `keel`), run without tsx: ~0.6 s of CPU per start against ~2 s through tsx,
-// which the crash tests pay dozens of times. Else the .ts entry runs through tsx.
+// bundles `keel`), run without tsx: ~0.8 s of CPU per start against ~1.3 s unbundled
+// and ~2 s through tsx, which the crash tests pay dozens of times. Else the .ts entry
+// runs through tsx.
 //
 // One copy of keel's modules either way: the compiled helpers sit beside a `src` link
 // to dist/, so their `../../src/X.js` imports are dist/X.js, the very modules dist's
