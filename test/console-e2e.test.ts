@@ -525,6 +525,9 @@ describe('web console (chromium against keel serve)', { skip }, () => {
     await acme.focus('nav a[href="#/agents"]');
     await acme.keyboard.press('Enter');
     await acme.waitForSelector('main h1:text("Agents")');
+    // The view moves the focus in an effect, which Preact runs after the render that shows
+    // the heading: under load the heading can be seen a moment before the focus moves.
+    await acme.waitForFunction('document.activeElement?.id === "main"').catch(() => undefined);
     assert.equal(await focused(), 'main', 'a new view takes the focus');
     // Tab from the view's top reaches the first agent button; Enter opens the editor.
     let steps = 0;
